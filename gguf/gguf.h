@@ -1,0 +1,430 @@
+/*
+ * gguf.h -- read, validate and write GGUF model files.
+ *
+ * Installed as <gguf/gguf.h>.  Every public name starts with gguf_ (types,
+ * functions) or GGUF_ (macros, enum constants), and none of them is a name
+ * that libggml exports, so both libraries can live in one process.
+ *
+ * Conventions used throughout:
+ *  - Fallible calls return an int status from enum gguf_status: GGUF_OK (0)
+ *    on success, a positive GGUF_E_* code otherwise.  When the caller passes
+ *    a non-NULL gguf_error, it receives the status, errno (where one applies),
+ *    the byte offset concerned (where one applies) and a one-line message
+ *    that names the file, the item and the offset, ready to be printed after
+ *    "prog: ".  Passing NULL is allowed everywhere an error is taken.
+ *  - The library never prints, never exits and never aborts on file content.
+ *  - Pointers returned by getters are borrowed: they stay valid until the
+ *    gguf_file they came from is closed.  Strings from files are gguf_str
+ *    {ptr, len} and are NOT terminated by NUL.
+ *  - Every destroyer accepts NULL.
+ */
+#ifndef GGUF_GGUF_H
+#define GGUF_GGUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(GGUF_BUILDING_LIBRARY) && defined(__GNUC__)
+#define GGUF_API __attribute__((visibility("default")))
+#else
+#define GGUF_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status codes and errors                                                   */
+
+enum gguf_status {
+    GGUF_OK = 0,
+    GGUF_E_IO,          /* read, write, open, mmap, fsync ... failed (errno set) */
+    GGUF_E_NOMEM,       /* out of memory */
+    GGUF_E_FORMAT,      /* the file is malformed */
+    GGUF_E_UNSUPPORTED, /* well-formed but not supported (e.g. a type we cannot compute) */
+    GGUF_E_NOT_FOUND,   /* no such key or tensor */
+    GGUF_E_INVALID,     /* invalid argument (caller misuse) */
+    GGUF_E_TYPE,        /* value exists but has another type than asked for */
+    GGUF_E_DEVICE       /* accelerator failure */
+};
+
+#define GGUF_ERROR_MESSAGE_MAX 512
+
+/* Detail of the last failure of one call.  Owned by the caller. */
+typedef struct gguf_error {
+    int status;         /* enum gguf_status */
+    int sys_errno;      /* errno for GGUF_E_IO, else 0 */
+    uint64_t offset;    /* byte offset in the file the error concerns, or UINT64_MAX */
+    char message[GGUF_ERROR_MESSAGE_MAX]; /* "FILE: item: problem (at byte N)" */
+} gguf_error;
+
+/* Static text for a status code ("malformed file", ...).  Never NULL. */
+GGUF_API const char *gguf_strerror(int status);
+
+/* Version of the library as "MAJOR.MINOR.PATCH"; never NULL. */
+GGUF_API const char *gguf_version_string(void);
+
+/* A string read from a file: len bytes at ptr, not NUL-terminated, may
+ * contain any bytes (including NUL and invalid UTF-8). */
+typedef struct gguf_str {
+    const char *ptr;
+    size_t len;
+} gguf_str;
+
+/* ------------------------------------------------------------------------ */
+/* Metadata value types (the GGUF KV type ids, as stored in files)          */
+
+enum gguf_vtype {
+    GGUF_VT_UINT8 = 0,
+    GGUF_VT_INT8 = 1,
+    GGUF_VT_UINT16 = 2,
+    GGUF_VT_INT16 = 3,
+    GGUF_VT_UINT32 = 4,
+    GGUF_VT_INT32 = 5,
+    GGUF_VT_FLOAT32 = 6,
+    GGUF_VT_BOOL = 7,
+    GGUF_VT_STRING = 8,
+    GGUF_VT_ARRAY = 9,
+    GGUF_VT_UINT64 = 10,
+    GGUF_VT_INT64 = 11,
+    GGUF_VT_FLOAT64 = 12,
+    GGUF_VT_COUNT = 13
+};
+
+/* Name of a value type as gguf-py and llama.cpp print it ("UINT32",
+ * "STRING", "ARRAY", ...); NULL for an id >= GGUF_VT_COUNT. */
+GGUF_API const char *gguf_vtype_name(uint32_t vtype);
+
+/* Size in bytes of one scalar of a fixed-size type (1, 2, 4 or 8); 0 for
+ * STRING, ARRAY and unknown ids. */
+GGUF_API size_t gguf_vtype_size(uint32_t vtype);
+
+/* ------------------------------------------------------------------------ */
+/* Tensor types (the ggml type ids)                                         */
+
+enum gguf_ttype {
+    GGUF_T_F32 = 0, GGUF_T_F16 = 1, GGUF_T_Q4_0 = 2, GGUF_T_Q4_1 = 3,
+    GGUF_T_Q4_2 = 4, GGUF_T_Q4_3 = 5, /* removed from ggml; layout kept */
+    GGUF_T_Q5_0 = 6, GGUF_T_Q5_1 = 7, GGUF_T_Q8_0 = 8, GGUF_T_Q8_1 = 9,
+    GGUF_T_Q2_K = 10, GGUF_T_Q3_K = 11, GGUF_T_Q4_K = 12, GGUF_T_Q5_K = 13,
+    GGUF_T_Q6_K = 14, GGUF_T_Q8_K = 15,
+    GGUF_T_IQ2_XXS = 16, GGUF_T_IQ2_XS = 17, GGUF_T_IQ3_XXS = 18,
+    GGUF_T_IQ1_S = 19, GGUF_T_IQ4_NL = 20, GGUF_T_IQ3_S = 21,
+    GGUF_T_IQ2_S = 22, GGUF_T_IQ4_XS = 23,
+    GGUF_T_I8 = 24, GGUF_T_I16 = 25, GGUF_T_I32 = 26, GGUF_T_I64 = 27,
+    GGUF_T_F64 = 28, GGUF_T_IQ1_M = 29, GGUF_T_BF16 = 30,
+    GGUF_T_Q4_0_4_4 = 31, GGUF_T_Q4_0_4_8 = 32, GGUF_T_Q4_0_8_8 = 33,
+    GGUF_T_TQ1_0 = 34, GGUF_T_TQ2_0 = 35,
+    GGUF_T_IQ4_NL_4_4 = 36, GGUF_T_IQ4_NL_4_8 = 37, GGUF_T_IQ4_NL_8_8 = 38,
+    GGUF_T_MXFP4 = 39, GGUF_T_NVFP4 = 40, GGUF_T_Q1_0 = 41,
+    GGUF_T_COUNT = 42
+};
+
+/* Facts about one tensor type. */
+typedef struct gguf_type_info {
+    const char *name;       /* "Q4_K", "F32", ... */
+    uint32_t block_size;    /* elements per block (1 for plain types) */
+    uint32_t type_size;     /* bytes per block */
+    int quantized;          /* 1 for block-quantized types */
+    int removed;            /* 1 for ids ggml no longer computes (layout kept) */
+} gguf_type_info;
+
+/* Information about tensor type id `type`, or NULL when the id is unknown. */
+GGUF_API const gguf_type_info *gguf_type_get(uint32_t type);
+
+/* Name of tensor type id `type` ("Q6_K"), or NULL when unknown. */
+GGUF_API const char *gguf_type_str(uint32_t type);
+
+/* Looks a tensor type up by name, case-insensitively ("q4_k", "Q4_K").
+ * Returns GGUF_OK and stores the id, or GGUF_E_NOT_FOUND. */
+GGUF_API int gguf_type_parse(const char *name, uint32_t *type);
+
+/* Bytes taken by ne0 elements of `type` (one row), or 0 when ne0 is not a
+ * multiple of the block size, the type is unknown, or the size overflows.
+ * gguf_row_bytes(t, 0) is 0 as well: check the block size to tell apart. */
+GGUF_API uint64_t gguf_row_bytes(uint32_t type, uint64_t ne0);
+
+/* Name of a general.file_type value (llama.cpp's LLAMA_FTYPE_*), without
+ * the MOSTLY_ prefix: 15 -> "Q4_K_M", 0 -> "ALL_F32"; NULL when unknown. */
+GGUF_API const char *gguf_file_type_name(uint32_t file_type);
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                   */
+
+typedef struct gguf_file gguf_file;
+
+/* Flags for gguf_open(). */
+enum gguf_open_flags {
+    /* Read the input as a stream even when it could be mapped. */
+    GGUF_OPEN_NO_MMAP = 1u << 0,
+    /* For stream input: stop after the header, leaving the stream at the
+     * start of the data section, so that tensor data can be read in offset
+     * order with gguf_read_data().  Without this flag a stream is read to
+     * its end (data discarded) so that its size is known and every tensor
+     * range is checked exactly as for a mapped file. */
+    GGUF_OPEN_SEQUENTIAL = 1u << 1
+};
+
+/* Opens and validates a GGUF file.
+ *
+ * `path` is a file name, or "-" for standard input.  A regular file is
+ * memory-mapped read-only; "-", pipes, sockets and other non-seekable inputs
+ * are read as a stream; gzip input (recognised by its magic bytes, from a
+ * path or a stream) is decompressed through zlib and read as a stream.  The
+ * same parser serves every mode and gives the same verdict for the same bytes.
+ * `display_name`, when not NULL, is used instead of `path` in messages
+ * (e.g. "(stdin)").
+ *
+ * Everything the format defines is checked before use (see libgguf(3)):
+ * on any violation nothing is returned and err names the item and offset.
+ *
+ * Returns GGUF_OK and stores a handle in *out (close it with gguf_close), or
+ * GGUF_E_IO (cannot open/read/map), GGUF_E_NOMEM, GGUF_E_FORMAT (malformed),
+ * GGUF_E_UNSUPPORTED (e.g. a version this library does not know),
+ * GGUF_E_INVALID (NULL path or out).  *out is NULL on failure. */
+GGUF_API int gguf_open(gguf_file **out, const char *path, const char *display_name,
+                       unsigned flags, gguf_error *err);
+
+/* As gguf_open(), on an open file descriptor, which the handle takes over
+ * (it is closed by gguf_close, or on failure). */
+GGUF_API int gguf_open_fd(gguf_file **out, int fd, const char *display_name,
+                          unsigned flags, gguf_error *err);
+
+/* As gguf_open(), on `size` bytes at `data` in memory, which must stay valid
+ * and unchanged until gguf_close.  No copy is made. */
+GGUF_API int gguf_open_memory(gguf_file **out, const void *data, size_t size,
+                              const char *display_name, gguf_error *err);
+
+/* Releases the handle and everything borrowed from it.  NULL is allowed. */
+GGUF_API void gguf_close(gguf_file *f);
+
+enum gguf_byte_order { GGUF_LITTLE_ENDIAN = 0, GGUF_BIG_ENDIAN = 1 };
+
+enum gguf_input_mode { GGUF_INPUT_MAPPED = 0, GGUF_INPUT_STREAM = 1, GGUF_INPUT_GZIP = 2,
+                       GGUF_INPUT_MEMORY = 3 };
+
+/* Header facts. */
+GGUF_API const char *gguf_name(const gguf_file *f);      /* display name, never NULL */
+GGUF_API uint32_t gguf_version(const gguf_file *f);      /* 1, 2 or 3 */
+GGUF_API int gguf_byte_order(const gguf_file *f);        /* enum gguf_byte_order */
+GGUF_API int gguf_input_mode(const gguf_file *f);        /* enum gguf_input_mode */
+GGUF_API uint64_t gguf_kv_count(const gguf_file *f);
+GGUF_API uint64_t gguf_tensor_count(const gguf_file *f);
+GGUF_API uint32_t gguf_alignment(const gguf_file *f);    /* general.alignment or 32 */
+GGUF_API uint64_t gguf_data_offset(const gguf_file *f);  /* start of the data section */
+/* Total bytes of the (decompressed) input; for GGUF_OPEN_SEQUENTIAL streams,
+ * the bytes read so far until the stream has been read to its end. */
+GGUF_API uint64_t gguf_file_size(const gguf_file *f);
+/* End of the last tensor's data (absolute), or data offset if no tensor. */
+GGUF_API uint64_t gguf_data_end(const gguf_file *f);
+
+/* A metadata value, borrowed from its file.  Scalars are converted to host
+ * byte order.  For strings, `str` points into the file.  For arrays,
+ * elem_type and count describe the elements; read them with
+ * gguf_array_get() / gguf_array_data(). */
+typedef struct gguf_value {
+    uint32_t type;          /* enum gguf_vtype */
+    uint32_t elem_type;     /* arrays only: element type */
+    uint64_t count;         /* arrays only: number of elements */
+    uint64_t offset;        /* byte offset of the value in the file */
+    union {
+        uint8_t u8; int8_t i8; uint16_t u16; int16_t i16;
+        uint32_t u32; int32_t i32; uint64_t u64; int64_t i64;
+        float f32; double f64; int b;   /* b is 0 or 1 */
+        gguf_str str;
+    } v;
+    const void *priv;       /* arrays: internal, do not touch */
+} gguf_value;
+
+/* A key-value pair. */
+typedef struct gguf_kv {
+    gguf_str key;
+    uint64_t offset;        /* byte offset of the pair (its key length field) */
+    gguf_value value;
+} gguf_kv;
+
+/* KV pair number i (0-based, file order), or NULL when i is out of range. */
+GGUF_API const gguf_kv *gguf_kv_at(const gguf_file *f, uint64_t i);
+
+/* KV pair whose key is the NUL-terminated `key`, or NULL when absent.
+ * Constant time (hashed). */
+GGUF_API const gguf_kv *gguf_kv_find(const gguf_file *f, const char *key);
+
+/* Typed getters by key.  Each returns GGUF_OK and stores the value,
+ * GGUF_E_NOT_FOUND when the key is absent, or GGUF_E_TYPE when the value has
+ * another type (no conversion is made).  err may be NULL. */
+GGUF_API int gguf_kv_u8(const gguf_file *f, const char *key, uint8_t *out, gguf_error *err);
+GGUF_API int gguf_kv_i8(const gguf_file *f, const char *key, int8_t *out, gguf_error *err);
+GGUF_API int gguf_kv_u16(const gguf_file *f, const char *key, uint16_t *out, gguf_error *err);
+GGUF_API int gguf_kv_i16(const gguf_file *f, const char *key, int16_t *out, gguf_error *err);
+GGUF_API int gguf_kv_u32(const gguf_file *f, const char *key, uint32_t *out, gguf_error *err);
+GGUF_API int gguf_kv_i32(const gguf_file *f, const char *key, int32_t *out, gguf_error *err);
+GGUF_API int gguf_kv_u64(const gguf_file *f, const char *key, uint64_t *out, gguf_error *err);
+GGUF_API int gguf_kv_i64(const gguf_file *f, const char *key, int64_t *out, gguf_error *err);
+GGUF_API int gguf_kv_f32(const gguf_file *f, const char *key, float *out, gguf_error *err);
+GGUF_API int gguf_kv_f64(const gguf_file *f, const char *key, double *out, gguf_error *err);
+GGUF_API int gguf_kv_bool(const gguf_file *f, const char *key, int *out, gguf_error *err);
+GGUF_API int gguf_kv_str(const gguf_file *f, const char *key, gguf_str *out, gguf_error *err);
+
+/* Any integer-typed value (UINT8..INT64, not BOOL) widened to uint64_t;
+ * GGUF_E_TYPE for non-integers and for negative values. */
+GGUF_API int gguf_kv_uint(const gguf_file *f, const char *key, uint64_t *out, gguf_error *err);
+
+/* The array at `key` whose elements have type elem_type.  GGUF_E_TYPE when
+ * the value is not an array or its elements have another type. */
+GGUF_API int gguf_kv_array(const gguf_file *f, const char *key, uint32_t elem_type,
+                           const gguf_value **out, gguf_error *err);
+
+/* Element i of array `arr` (arr->type == GGUF_VT_ARRAY) into *out; nested
+ * arrays come back as array values.  GGUF_E_INVALID when arr is not an array
+ * or i >= arr->count. */
+GGUF_API int gguf_array_get(const gguf_value *arr, uint64_t i, gguf_value *out);
+
+/* Convenience: string element i of a STRING array, or {NULL, 0} when arr is
+ * not a string array or i is out of range. */
+GGUF_API gguf_str gguf_array_str(const gguf_value *arr, uint64_t i);
+
+/* Raw element storage of an array of fixed-size scalars, in host byte order
+ * (little-endian files on little-endian hosts): count elements of
+ * gguf_vtype_size(elem_type) bytes.  NULL for string and nested arrays and
+ * when the file's byte order differs from the host's (use gguf_array_get).
+ * The pointer may be unaligned for its element type. */
+GGUF_API const void *gguf_array_data(const gguf_value *arr);
+
+/* One tensor of the directory. */
+typedef struct gguf_tensor {
+    gguf_str name;
+    uint32_t type;          /* ggml type id (enum gguf_ttype) */
+    uint32_t n_dims;        /* 1..4 */
+    uint64_t ne[4];         /* dims; those past n_dims are 1 */
+    uint64_t n_elements;    /* product of ne */
+    uint64_t offset;        /* data offset relative to the data section */
+    uint64_t file_offset;   /* absolute: gguf_data_offset() + offset */
+    uint64_t size;          /* bytes of data */
+    uint64_t info_offset;   /* byte offset of this tensor's info (its name length) */
+    const void *data;       /* the bytes when mapped (or in memory); NULL for streams */
+} gguf_tensor;
+
+/* Tensor number i (file order), or NULL when out of range. */
+GGUF_API const gguf_tensor *gguf_tensor_at(const gguf_file *f, uint64_t i);
+
+/* Tensor with the NUL-terminated `name`, or NULL.  Constant time. */
+GGUF_API const gguf_tensor *gguf_tensor_find(const gguf_file *f, const char *name);
+
+/* Index of tensor t within f (t must come from f). */
+GGUF_API uint64_t gguf_tensor_index(const gguf_file *f, const gguf_tensor *t);
+
+/* Copies n bytes at absolute file offset `offset` into buf.
+ * Mapped and memory input: any range inside the file.  Streams: ranges must
+ * be requested in increasing order of offset (skipped bytes are read and
+ * discarded); a range that starts before the stream position gives
+ * GGUF_E_INVALID.  Returns GGUF_OK, GGUF_E_FORMAT when the input ends before
+ * offset + n (the message names the file and offset), GGUF_E_IO. */
+GGUF_API int gguf_read_data(gguf_file *f, uint64_t offset, void *buf, size_t n, gguf_error *err);
+
+/* For a GGUF_OPEN_SEQUENTIAL stream: reads the rest of the input (after all
+ * tensor data, discarding it), so that gguf_file_size() is exact.  For other
+ * inputs does nothing.  Returns GGUF_OK, GGUF_E_IO, or GGUF_E_FORMAT when the
+ * input ends before the last tensor's data. */
+GGUF_API int gguf_read_to_end(gguf_file *f, gguf_error *err);
+
+/* Size in bytes of the metadata section: from offset 0 to the end of the
+ * tensor infos (before the padding that aligns the data section). */
+GGUF_API uint64_t gguf_header_size(const gguf_file *f);
+
+/* The header bytes (offset 0 .. gguf_header_size()), in file byte order. */
+GGUF_API const void *gguf_header_bytes(const gguf_file *f);
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                   */
+
+typedef struct gguf_writer gguf_writer;
+
+/* Creates an empty writer: GGUF version 3, little-endian, alignment 32.
+ * Returns NULL when out of memory.  Free it with gguf_writer_free(). */
+GGUF_API gguf_writer *gguf_writer_new(void);
+
+/* Releases the writer.  If output was opened with gguf_writer_open() and not
+ * completed by gguf_writer_finish(), the temporary file is removed and the
+ * target is left as it was.  NULL is allowed. */
+GGUF_API void gguf_writer_free(gguf_writer *w);
+
+/* Version (1, 2 or 3) and byte order of the output.  Only before any KV or
+ * tensor is added; GGUF_E_INVALID otherwise or for a bad value.  Tensor data
+ * is always written as given (the caller byte-swaps it for big-endian). */
+GGUF_API int gguf_writer_set_version(gguf_writer *w, uint32_t version, gguf_error *err);
+GGUF_API int gguf_writer_set_byte_order(gguf_writer *w, int byte_order, gguf_error *err);
+
+/* KV pairs, appended in call order.  Keys are NUL-terminated, non-empty, at
+ * most 65535 bytes, unique (GGUF_E_INVALID otherwise).  A general.alignment
+ * key must be UINT32, a power of two, at most 1 MiB; it sets the alignment.
+ * Strings are copied. */
+GGUF_API int gguf_writer_add_u8(gguf_writer *w, const char *key, uint8_t v, gguf_error *err);
+GGUF_API int gguf_writer_add_i8(gguf_writer *w, const char *key, int8_t v, gguf_error *err);
+GGUF_API int gguf_writer_add_u16(gguf_writer *w, const char *key, uint16_t v, gguf_error *err);
+GGUF_API int gguf_writer_add_i16(gguf_writer *w, const char *key, int16_t v, gguf_error *err);
+GGUF_API int gguf_writer_add_u32(gguf_writer *w, const char *key, uint32_t v, gguf_error *err);
+GGUF_API int gguf_writer_add_i32(gguf_writer *w, const char *key, int32_t v, gguf_error *err);
+GGUF_API int gguf_writer_add_u64(gguf_writer *w, const char *key, uint64_t v, gguf_error *err);
+GGUF_API int gguf_writer_add_i64(gguf_writer *w, const char *key, int64_t v, gguf_error *err);
+GGUF_API int gguf_writer_add_f32(gguf_writer *w, const char *key, float v, gguf_error *err);
+GGUF_API int gguf_writer_add_f64(gguf_writer *w, const char *key, double v, gguf_error *err);
+GGUF_API int gguf_writer_add_bool(gguf_writer *w, const char *key, int v, gguf_error *err);
+GGUF_API int gguf_writer_add_str(gguf_writer *w, const char *key, const char *s, size_t len,
+                                 gguf_error *err);
+/* An array of n fixed-size scalars of elem_type, host byte order. */
+GGUF_API int gguf_writer_add_array(gguf_writer *w, const char *key, uint32_t elem_type,
+                                   const void *data, uint64_t n, gguf_error *err);
+/* An array of n strings. */
+GGUF_API int gguf_writer_add_str_array(gguf_writer *w, const char *key, const gguf_str *s,
+                                       uint64_t n, gguf_error *err);
+/* Any value, including nested arrays, e.g. one read from another file. */
+GGUF_API int gguf_writer_add_value(gguf_writer *w, const char *key, const gguf_value *v,
+                                   gguf_error *err);
+/* Copies KV pair `kv` (from an open file) keeping its key, type and value
+ * bit for bit. */
+GGUF_API int gguf_writer_copy_kv(gguf_writer *w, const gguf_kv *kv, gguf_error *err);
+
+/* Declares the next tensor: NUL-terminated name (non-empty, at most 64
+ * bytes, unique), ggml type id, 1..4 dims (ne[0] a multiple of the block
+ * size).  Data offsets are assigned in call order, each aligned. */
+GGUF_API int gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t type,
+                                    uint32_t n_dims, const uint64_t *ne, gguf_error *err);
+
+/* Opens the output and writes the header (all KVs and tensor infos must have
+ * been added).  `path` "-" means standard output.  A file is written to a
+ * temporary name in the same directory and only appears under `path` when
+ * gguf_writer_finish() succeeds. */
+GGUF_API int gguf_writer_open(gguf_writer *w, const char *path, gguf_error *err);
+
+/* As gguf_writer_open() on an open descriptor (a pipe, stdout ...), which
+ * the writer does not close. */
+GGUF_API int gguf_writer_open_fd(gguf_writer *w, int fd, const char *display_name,
+                                 gguf_error *err);
+
+/* Appends n bytes of tensor data.  Data is taken in tensor order; chunks may
+ * split or span tensors; alignment padding between tensors is inserted by
+ * the writer.  GGUF_E_INVALID when more bytes are given than the tensors
+ * hold. */
+GGUF_API int gguf_writer_write(gguf_writer *w, const void *data, size_t n, gguf_error *err);
+
+/* Completes the output: checks that every tensor got all its bytes, flushes,
+ * and for a file output fsyncs, renames the temporary file to the target and
+ * fsyncs the directory.  On failure the temporary file is removed. */
+GGUF_API int gguf_writer_finish(gguf_writer *w, gguf_error *err);
+
+/* Size the header will have and the total size of the output, computed from
+ * what has been added so far (valid before open). */
+GGUF_API uint64_t gguf_writer_data_offset(const gguf_writer *w);
+GGUF_API uint64_t gguf_writer_total_size(const gguf_writer *w);
+
+/* Path of the temporary output file while a file output is open, else NULL.
+ * Lets a signal handler unlink() it (async-signal-safe). */
+GGUF_API const char *gguf_writer_temp_path(const gguf_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGUF_GGUF_H */

@@ -1,0 +1,124 @@
+/*
+ * internal.h -- shared by the files of libgguf; not installed.
+ * Internal names start with gg_ and have hidden visibility.
+ */
+#ifndef GGUF_INTERNAL_H
+#define GGUF_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "gguf/gguf.h"
+
+#define GG_HIDDEN __attribute__((visibility("hidden")))
+#define GG_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* Limits the format rules of libgguf(3) impose. */
+#define GG_MAX_KEY_LEN 65535u
+#define GG_MAX_TENSOR_NAME 64u
+#define GG_MAX_ARRAY_DEPTH 8u
+#define GG_MAX_ALIGNMENT (1u << 20)
+#define GG_DEFAULT_ALIGNMENT 32u
+
+/* --- errors (error.c) ---------------------------------------------------- */
+
+/* Fills err (when not NULL) and returns status.  The message is
+ * "NAME: " followed by the formatted text; name may be NULL to omit it.
+ * offset is stored in err->offset (UINT64_MAX for none). */
+GG_HIDDEN int gg_fail(gguf_error *err, int status, int sys_errno, uint64_t offset,
+                      const char *name, const char *fmt, ...) GG_PRINTF(6, 7);
+
+/* Writes a printable rendering of s (at most max bytes of it, escaped, with
+ * "..." when cut) into buf of size n; returns buf.  For messages. */
+GG_HIDDEN char *gg_quote(char *buf, size_t n, const char *s, size_t len);
+
+/* --- byte order ------------------------------------------------------------ */
+
+static inline uint16_t gg_bswap16(uint16_t v) { return __builtin_bswap16(v); }
+static inline uint32_t gg_bswap32(uint32_t v) { return __builtin_bswap32(v); }
+static inline uint64_t gg_bswap64(uint64_t v) { return __builtin_bswap64(v); }
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define GG_HOST_ORDER GGUF_BIG_ENDIAN
+#else
+#define GG_HOST_ORDER GGUF_LITTLE_ENDIAN
+#endif
+
+/* Loads from possibly unaligned bytes in byte order `order`. */
+static inline uint16_t gg_load16(const void *p, int order)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return order == GG_HOST_ORDER ? v : gg_bswap16(v);
+}
+static inline uint32_t gg_load32(const void *p, int order)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return order == GG_HOST_ORDER ? v : gg_bswap32(v);
+}
+static inline uint64_t gg_load64(const void *p, int order)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return order == GG_HOST_ORDER ? v : gg_bswap64(v);
+}
+static inline void gg_store16(void *p, uint16_t v, int order)
+{
+    if (order != GG_HOST_ORDER) v = gg_bswap16(v);
+    memcpy(p, &v, 2);
+}
+static inline void gg_store32(void *p, uint32_t v, int order)
+{
+    if (order != GG_HOST_ORDER) v = gg_bswap32(v);
+    memcpy(p, &v, 4);
+}
+static inline void gg_store64(void *p, uint64_t v, int order)
+{
+    if (order != GG_HOST_ORDER) v = gg_bswap64(v);
+    memcpy(p, &v, 8);
+}
+
+/* --- checked arithmetic ---------------------------------------------------- */
+
+/* Each returns 1 and stores the result, or 0 on overflow. */
+static inline int gg_add(uint64_t a, uint64_t b, uint64_t *r) { return !__builtin_add_overflow(a, b, r); }
+static inline int gg_mul(uint64_t a, uint64_t b, uint64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+/* Rounds a up to a multiple of align (a power of two); 0 on overflow. */
+static inline int gg_align_up(uint64_t a, uint64_t align, uint64_t *r)
+{
+    uint64_t t;
+    if (!gg_add(a, align - 1, &t)) return 0;
+    *r = t & ~(align - 1);
+    return 1;
+}
+
+/* --- name sets (names.c) ---------------------------------------------------- */
+
+/* An open-addressing hash set of byte strings, storing for each a caller
+ * value (an index).  Strings are not copied: the caller keeps them alive. */
+typedef struct gg_names {
+    struct gg_name_slot *slots;
+    uint64_t cap;   /* power of two, 0 when empty */
+    uint64_t used;
+} gg_names;
+
+struct gg_name_slot {
+    const char *ptr;
+    uint64_t len;
+    uint64_t hash;
+    uint64_t value;
+};
+
+GG_HIDDEN void gg_names_init(gg_names *s);
+GG_HIDDEN void gg_names_free(gg_names *s);
+/* Inserts (ptr,len)->value.  Returns 1 when inserted, 0 when the string was
+ * present already (*existing gets its value when not NULL), -1 when out of
+ * memory. */
+GG_HIDDEN int gg_names_insert(gg_names *s, const char *ptr, uint64_t len, uint64_t value,
+                              uint64_t *existing);
+/* Looks a string up: 1 and *value when found, else 0. */
+GG_HIDDEN int gg_names_find(const gg_names *s, const char *ptr, uint64_t len, uint64_t *value);
+
+#endif /* GGUF_INTERNAL_H */

@@ -1,0 +1,1 @@
+# infer/: nothing built here yet.

@@ -1,0 +1,1 @@
+# quant/: nothing built here yet.
