@@ -121,4 +121,50 @@ GG_HIDDEN int gg_names_insert(gg_names *s, const char *ptr, uint64_t len, uint64
 /* Looks a string up: 1 and *value when found, else 0. */
 GG_HIDDEN int gg_names_find(const gg_names *s, const char *ptr, uint64_t len, uint64_t *value);
 
+/* --- input sources (source.c) ------------------------------------------------ */
+
+/* Where the bytes of a file come from.  The parser sees [base, base+avail);
+ * for streams, gg_source_need() reads more into a growing buffer, so base may
+ * move while parsing: the parser keeps offsets, not pointers, until the
+ * header is complete. */
+typedef struct gg_source {
+    int mode;               /* enum gguf_input_mode */
+    const uint8_t *base;    /* the bytes available so far */
+    uint64_t avail;         /* how many */
+    uint64_t size;          /* total input size when known, else UINT64_MAX */
+    uint64_t spos;          /* streams: absolute position of the next byte the stream gives */
+    int eof;                /* streams: end of input reached */
+    int fd;                 /* mapped files: the descriptor, else -1 */
+    void *map;              /* mapped files: the mapping */
+    size_t map_len;
+    void *gz;               /* streams: the gzFile (transparent for plain data) */
+    uint8_t *buf;           /* streams: the buffer base points into */
+    uint64_t cap;
+} gg_source;
+
+/* Opens `fd` (taken over: closed by gg_source_close or on failure).
+ * Regular files are mapped unless no_mmap; gzip input and anything
+ * non-seekable becomes a stream.  name is for messages. */
+GG_HIDDEN int gg_source_open_fd(gg_source *s, int fd, int no_mmap, const char *name,
+                                gguf_error *err);
+GG_HIDDEN void gg_source_open_memory(gg_source *s, const void *data, size_t size);
+GG_HIDDEN void gg_source_close(gg_source *s);
+
+/* Returned by the source functions when the input ends too early. */
+#define GG_EOF (-1)
+
+/* Makes bytes [0, end) available.  Returns GGUF_OK; GG_EOF when the input ends
+ * before `end` (s->size then holds the input size); GGUF_E_IO or
+ * GGUF_E_NOMEM with err filled (naming `name`). */
+GG_HIDDEN int gg_source_need(gg_source *s, uint64_t end, const char *name, gguf_error *err);
+
+/* Streams: reads and discards input up to its end, setting s->size. */
+GG_HIDDEN int gg_source_drain(gg_source *s, const char *name, gguf_error *err);
+
+/* Streams: copies n bytes at absolute offset off (>= what was consumed) into
+ * buf, from the buffer and then from the stream.  Returns GGUF_OK, GG_EOF at end
+ * of input (s->size set), GGUF_E_INVALID for a backward read, GGUF_E_IO. */
+GG_HIDDEN int gg_source_read(gg_source *s, uint64_t off, void *buf, size_t n, const char *name,
+                             gguf_error *err);
+
 #endif /* GGUF_INTERNAL_H */
