@@ -20,6 +20,9 @@
 #define GG_MAX_ARRAY_DEPTH 8u
 #define GG_MAX_ALIGNMENT (1u << 20)
 #define GG_DEFAULT_ALIGNMENT 32u
+/* Metadata (header, KVs, tensor infos) larger than this is refused: real
+ * files carry tens of MiB at most, and a stream's metadata is buffered. */
+#define GG_MAX_HEADER (1ull << 30)
 
 /* --- errors (error.c) ---------------------------------------------------- */
 

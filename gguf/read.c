@@ -55,24 +55,36 @@ typedef struct parser {
     uint64_t index;
     uint64_t name_off, name_len; /* of the key / tensor name, once read */
     int have_name;
+    uint64_t count;              /* how many keys / tensors the header declares */
+    /* the innermost array being read, if any */
+    int in_array;
+    uint64_t arr_index, arr_count;
 } parser;
 
 /* ------------------------------------------------------------------------ */
 /* Messages                                                                  */
 
-/* Describes the current item into buf: "key 3 'general.name'". */
+/* Describes the current item into buf: "key 3 of 25 'general.name'", with
+ * "element 7 of 151936" inside an array.  The declared count is part of it so
+ * that an absurd count shows in the message whatever check then fails. */
 static const char *item(parser *p, char *buf, size_t n)
 {
     char q[96];
     const char *kind = p->kind == 1 ? "key" : p->kind == 2 ? "tensor" : NULL;
+    int k;
     if (!kind) {
-        snprintf(buf, n, "header");
+        k = snprintf(buf, n, "header");
     } else if (p->have_name) {
         gg_quote(q, sizeof q, (const char *)p->f->src.base + p->name_off, p->name_len);
-        snprintf(buf, n, "%s %llu '%s'", kind, (unsigned long long)p->index, q);
+        k = snprintf(buf, n, "%s %llu of %llu '%s'", kind, (unsigned long long)p->index,
+                     (unsigned long long)p->count, q);
     } else {
-        snprintf(buf, n, "%s %llu", kind, (unsigned long long)p->index);
+        k = snprintf(buf, n, "%s %llu of %llu", kind, (unsigned long long)p->index,
+                     (unsigned long long)p->count);
     }
+    if (p->in_array && k > 0 && (size_t)k < n)
+        snprintf(buf + k, n - (size_t)k, " element %llu of %llu", (unsigned long long)p->arr_index,
+                 (unsigned long long)p->arr_count);
     return buf;
 }
 
@@ -89,17 +101,22 @@ static int bad(parser *p, int status, uint64_t off, const char *fmt, ...)
                    item(p, it, sizeof it), text, (unsigned long long)off);
 }
 
-/* Makes n bytes at p->pos available, or fails naming `what`. */
+/* Makes n bytes at p->pos available, or fails naming `what`.
+ *
+ * Metadata past GG_MAX_HEADER is refused before any byte of it is read, in
+ * every input mode alike: so a stream with a corrupt length costs at most
+ * that much memory, and the verdict does not depend on the mode. */
 static int need(parser *p, uint64_t n, const char *what)
 {
     uint64_t end;
-    if (!gg_add(p->pos, n, &end))
-        return bad(p, GGUF_E_FORMAT, p->pos, "%s of %llu bytes runs past the end of the file",
-                   what, (unsigned long long)n);
+    if (!gg_add(p->pos, n, &end) || end > GG_MAX_HEADER)
+        return bad(p, GGUF_E_FORMAT, p->pos,
+                   "%s of %llu bytes would take the metadata past the %u MiB limit", what,
+                   (unsigned long long)n, (unsigned)(GG_MAX_HEADER >> 20));
     int rc = gg_source_need(&p->f->src, end, p->f->name, p->err);
     if (rc == GG_EOF)
         return bad(p, GGUF_E_FORMAT, p->pos,
-                   "%s needs %llu bytes but the file ends at byte %llu", what,
+                   "%s of %llu bytes runs past the end of the file (%llu bytes)", what,
                    (unsigned long long)n, (unsigned long long)p->f->src.size);
     return rc;
 }
@@ -140,17 +157,9 @@ static int rd_len(parser *p, uint64_t *v, const char *what)
 /* A string: its length, then that many bytes.  Records the bytes' offset. */
 static int rd_str(parser *p, uint64_t *off, uint64_t *len, const char *what)
 {
-    uint64_t at_len = p->pos;
     int rc = rd_len(p, len, what);
     if (rc) return rc;
-    rc = need(p, *len, what);
-    if (rc) {
-        if (rc == GGUF_E_FORMAT)
-            return bad(p, GGUF_E_FORMAT, at_len,
-                       "%s length %llu runs past the end of the file (%llu bytes)", what,
-                       (unsigned long long)*len, (unsigned long long)p->f->src.size);
-        return rc;
-    }
+    if ((rc = need(p, *len, what))) return rc;
     *off = p->pos;
     p->pos += *len;
     return GGUF_OK;
@@ -225,15 +234,10 @@ static int parse_array(parser *p, gguf_value *out, unsigned depth)
         if (!gg_mul(n, esz, &bytes))
             return bad(p, GGUF_E_FORMAT, start, "array of %llu %s elements overflows",
                        (unsigned long long)n, gguf_vtype_name(et));
-        rc = need(p, bytes, "array data");
-        if (rc) {
-            if (rc == GGUF_E_FORMAT)
-                return bad(p, GGUF_E_FORMAT, start,
-                           "array of %llu %s elements runs past the end of the file "
-                           "(%llu bytes)", (unsigned long long)n, gguf_vtype_name(et),
-                           (unsigned long long)p->f->src.size);
-            return rc;
-        }
+        char what[64];
+        snprintf(what, sizeof what, "array of %llu %s", (unsigned long long)n,
+                 gguf_vtype_name(et));
+        if ((rc = need(p, bytes, what))) return rc;
         if (et == GGUF_VT_BOOL) {
             const uint8_t *b = at(p);
             for (uint64_t i = 0; i < n; i++)
@@ -252,6 +256,8 @@ static int parse_array(parser *p, gguf_value *out, unsigned depth)
         /* The table moves while it grows: it is tracked for freeing once
          * complete, or on the way out of an error. */
         rc = GGUF_OK;
+        p->in_array = 1;
+        p->arr_count = n;
         for (uint64_t i = 0; i < n && !rc; i++) {
             uint64_t off, len;
             if (grow((void **)&a->str_off, &cap, i, sizeof *a->str_off) < 0) {
@@ -259,8 +265,10 @@ static int parse_array(parser *p, gguf_value *out, unsigned depth)
                 break;
             }
             a->str_off[i] = p->pos;
-            rc = rd_str(p, &off, &len, "array string");
+            p->arr_index = i;
+            rc = rd_str(p, &off, &len, "string");
         }
+        if (!rc) p->in_array = 0;
         if (a->str_off && track(p->f, a->str_off) < 0) {
             free(a->str_off);
             a->str_off = NULL;
@@ -279,8 +287,12 @@ static int parse_array(parser *p, gguf_value *out, unsigned depth)
         memset(v, 0, sizeof *v);
         v->type = GGUF_VT_ARRAY;
         v->offset = p->pos;
+        p->in_array = 1;
+        p->arr_index = i;
+        p->arr_count = n;
         rc = parse_array(p, v, depth + 1);
     }
+    if (!rc) p->in_array = 0;
     if (a->sub && track(p->f, a->sub) < 0) {
         free(a->sub);
         a->sub = NULL;
@@ -392,6 +404,7 @@ static int parse_kvs(parser *p)
     uint64_t cap = 0;
     int rc;
     p->kind = 1;
+    p->count = f->n_kv;
     for (uint64_t i = 0; i < f->n_kv; i++) {
         p->index = i;
         p->have_name = 0;
@@ -442,6 +455,7 @@ static int parse_tensor_infos(parser *p)
     uint64_t cap = 0;
     int rc;
     p->kind = 2;
+    p->count = f->n_tensors;
     for (uint64_t i = 0; i < f->n_tensors; i++) {
         p->index = i;
         p->have_name = 0;
@@ -496,7 +510,8 @@ static int parse_tensor_infos(parser *p)
         int ok = gg_mul(bytes, ti->type_size, &bytes);
         for (unsigned d = 1; d < 4 && ok; d++)
             ok = gg_mul(bytes, t->ne[d], &bytes) && gg_mul(elems, t->ne[d], &elems);
-        if (!ok || elems > (uint64_t)INT64_MAX)
+        /* Sizes and counts live in int64 in every engine: beyond that is an overflow. */
+        if (!ok || elems > (uint64_t)INT64_MAX || bytes > (uint64_t)INT64_MAX)
             return bad(p, GGUF_E_FORMAT, at_dims,
                        "dimensions %llu x %llu x %llu x %llu of type %s overflow",
                        (unsigned long long)t->ne[0], (unsigned long long)t->ne[1],
@@ -531,6 +546,7 @@ static int check_unique(parser *p)
     gguf_file *f = p->f;
     uint64_t first;
     p->kind = 1;
+    p->count = f->n_kv;
     for (uint64_t i = 0; i < f->n_kv; i++) {
         gguf_kv *kv = &f->kv[i];
         int r = gg_names_insert(&f->kv_names, kv->key.ptr, kv->key.len, i, &first);
@@ -545,6 +561,7 @@ static int check_unique(parser *p)
         }
     }
     p->kind = 2;
+    p->count = f->n_tensors;
     for (uint64_t i = 0; i < f->n_tensors; i++) {
         gguf_tensor *t = &f->tensors[i];
         int r = gg_names_insert(&f->tensor_names, t->name.ptr, t->name.len, i, &first);
@@ -592,6 +609,7 @@ static int check_layout(parser *p, int size_known)
                    "data section starts at byte %llu, past the end of the file (%llu bytes)",
                    (unsigned long long)f->data_offset, (unsigned long long)fsize);
     p->kind = 2;
+    p->count = f->n_tensors;
     f->data_end = f->data_offset;
     for (uint64_t i = 0; i < f->n_tensors; i++) {
         gguf_tensor *t = &f->tensors[i];

@@ -28,8 +28,16 @@ static int tu_checks;
 /* REQUIRE(cond, ...): as CHECK, but a failure ends the test at once. */
 #define REQUIRE(cond, ...)                                                  \
     do {                                                                    \
-        CHECK(cond, __VA_ARGS__);                                           \
-        if (!(cond)) tu_finish();                                           \
+        int tu_ok_ = (cond) != 0; /* evaluated once */                      \
+        tu_checks++;                                                        \
+        if (!tu_ok_) {                                                      \
+            tu_failures++;                                                  \
+            fprintf(stderr, "%s:%d: required check failed: %s: ", __FILE__,  \
+                    __LINE__, #cond);                                       \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fputc('\n', stderr);                                            \
+            tu_finish();                                                    \
+        }                                                                   \
     } while (0)
 
 /* Ends the test with 99: the test could not run (not a verdict). */

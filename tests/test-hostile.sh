@@ -1,0 +1,138 @@
+#!/bin/sh
+# test-hostile.sh -- gguf-dump on a corpus of malformed GGUF files.
+#
+# tests/gguf-hostile writes the corpus and its MANIFEST (NAME, TAB, one or
+# more TAB-separated substrings the message must contain, or OK for a valid
+# control).  Each file is given to gguf-dump four ways: as a path, as
+# redirected stdin, through a pipe, and gzip-compressed through a pipe.
+# For a malformed file every way must exit 2 with one line on stderr,
+# "gguf-dump: NAME: ...", containing each expected substring, the same
+# message (apart from the name) every way; for a control, exit 0 and an
+# empty stderr.  A crash (status >= 128) or a sanitizer report fails.
+# Outside a sanitizer build each run is limited to 256 MiB of address space;
+# in an AddressSanitizer build, any single allocation to 256 MiB.
+
+: "${top_builddir:=.}"
+dump=$top_builddir/gguf-dump
+hostile=$top_builddir/tests/gguf-hostile
+
+for p in "$dump" "$hostile"; do
+    if [ ! -x "$p" ]; then
+        echo "test-hostile: $p is missing (run make check)" >&2
+        exit 99
+    fi
+done
+command -v gzip >/dev/null 2>&1 || { echo "SKIP: gzip is not installed" >&2; exit 77; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-hostile.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 99' HUP INT TERM
+
+corpus=$tmp/corpus
+"$hostile" -o "$corpus" || { echo "test-hostile: gguf-hostile failed" >&2; exit 99; }
+
+# AddressSanitizer reserves terabytes of address space: no ulimit -v there;
+# instead any single allocation over 256 MiB fails (and is reported).
+limit_kb=262144
+case $("$hostile" --sanitizer) in
+yes)
+    limit_kb=
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=256:allocator_may_return_null=1
+    export ASAN_OPTIONS ;;
+esac
+if [ -n "$limit_kb" ] && ! (ulimit -v "$limit_kb") 2>/dev/null; then
+    echo "test-hostile: this shell cannot set ulimit -v; memory is not bounded" >&2
+    limit_kb=
+fi
+
+# run MODE FILE: runs gguf-dump on FILE in MODE; sets rc, err (stderr).
+run() {
+    case $1 in
+    path) (limit; exec "$dump" "$2") ;;
+    stdin) (limit; exec "$dump" -) <"$2" ;;
+    pipe) cat "$2" | (limit; exec "$dump" -) ;;
+    gzip) gzip -c "$2" | (limit; exec "$dump" -) ;;
+    esac >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    err=$(cat "$tmp/err")
+}
+
+limit() {
+    if [ -n "$limit_kb" ]; then ulimit -v "$limit_kb"; fi
+}
+
+failures=0
+files=0
+malformed=0
+runs=0
+fail() {
+    echo "FAIL: $name ($mode): $*" >&2
+    printf '%s\n' "$err" | sed -n '1,5s/^/    stderr: /p' >&2
+    failures=$((failures + 1))
+}
+
+tab=$(printf '\t')
+nl='
+'
+while IFS= read -r line; do
+    name=${line%%"$tab"*}
+    expect=${line#*"$tab"}
+    file=$corpus/$name
+    files=$((files + 1))
+    [ "$expect" = OK ] || malformed=$((malformed + 1))
+    rest=
+    for mode in path stdin pipe gzip; do
+        runs=$((runs + 1))
+        run "$mode" "$file"
+        case $err in
+        *AddressSanitizer* | *LeakSanitizer* | *"runtime error"* | *UndefinedBehaviorSanitizer*)
+            fail "sanitizer report"
+            continue ;;
+        esac
+        if [ "$rc" -ge 128 ]; then
+            fail "crashed (exit $rc)"
+            continue
+        fi
+        if [ "$expect" = OK ]; then
+            [ "$rc" -eq 0 ] || fail "valid file: exit $rc, expected 0"
+            [ -z "$err" ] || [ "$rc" -ne 0 ] || fail "valid file: stderr not empty"
+            [ -s "$tmp/out" ] || fail "valid file: nothing on stdout"
+            continue
+        fi
+        [ "$rc" -eq 2 ] || { fail "exit $rc, expected 2"; continue; }
+        case $err in
+        *"$nl"*) fail "more than one line on stderr"; continue ;;
+        "gguf-dump: "?*) ;;
+        *) fail "stderr does not start with 'gguf-dump: '"; continue ;;
+        esac
+        if [ "$mode" = path ]; then
+            case $err in
+            "gguf-dump: $file: "?*) rest=${err#"gguf-dump: $file: "} ;;
+            *) fail "message does not start with 'gguf-dump: $file: '"; continue ;;
+            esac
+            # Every expected substring (TAB-separated) must be in the message
+            # after the file name.
+            left=$expect
+            while [ -n "$left" ]; do
+                sub=${left%%"$tab"*}
+                case $left in *"$tab"*) left=${left#*"$tab"} ;; *) left= ;; esac
+                case $rest in
+                *"$sub"*) ;;
+                *) fail "message lacks '$sub'" ;;
+                esac
+            done
+        elif [ -n "$rest" ]; then
+            # Same message as for the path, under another display name.
+            case $err in
+            "gguf-dump: "?*": $rest") ;;
+            *) fail "message differs from the path's: '$rest'" ;;
+            esac
+        else
+            fail "no path-mode message to compare with"
+        fi
+    done
+done <"$corpus/MANIFEST"
+
+echo "test-hostile: $files files ($malformed malformed), $runs runs, $failures failures${limit_kb:+, ulimit -v $limit_kb}" >&2
+[ "$malformed" -ge 40 ] || { echo "test-hostile: corpus too small ($malformed malformed files)" >&2; exit 1; }
+[ "$failures" -eq 0 ]
