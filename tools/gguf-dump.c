@@ -1,0 +1,1019 @@
+/*
+ * gguf-dump -- show the header, metadata and tensor directory of GGUF files,
+ * as text for people, as JSON for programs, or one raw value for scripts.
+ * See gguf-dump(1) for the output formats.
+ */
+#include <config.h>
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gguf/gguf.h"
+#include "tools/cli.h"
+
+/* How many elements of an array the text view shows without --full. */
+#define PREVIEW_ELEMENTS 8
+/* Strings longer than PREVIEW_STRING_MAX bytes are shown by their first
+ * PREVIEW_STRING_BYTES bytes without --full (chat templates run to kilobytes). */
+#define PREVIEW_STRING_MAX 160
+#define PREVIEW_STRING_BYTES 120
+
+struct options {
+    int json;
+    int full;
+    int no_kv;
+    int no_tensors;
+    int no_summary;
+    const char *keys_glob;      /* --keys, or NULL */
+    const char *tensors_glob;   /* --tensors, or NULL */
+    const char **keys;          /* -k KEY..., in command-line order */
+    size_t n_keys;
+};
+
+/* Renderings of a value: the text view, JSON, and -k's raw lines. */
+enum render { R_TEXT, R_JSON, R_RAW };
+
+static cli_out *out = &cli_stdout;
+static int raw_to_tty;          /* -k output goes to a terminal: escape strings */
+
+/* The --help text, to stdout. */
+static void usage(void)
+{
+    cli_out_printf(out,
+        "Usage: %s [OPTION]... [FILE]...\n"
+        "Show the header, metadata and tensor directory of GGUF files.\n"
+        "FILE may be a path, a pipe, gzip-compressed, or - for standard input\n"
+        "(the default when no FILE is given and standard input is not a terminal).\n"
+        "\n"
+        "  -j, --json            print one JSON document (see gguf-dump(1))\n"
+        "  -k, --key=KEY         print only the value of KEY, raw: strings unquoted,\n"
+        "                        arrays one element a line; may be repeated;\n"
+        "                        exit status 1 when a key is absent\n"
+        "      --keys=GLOB       show only the metadata keys matching GLOB\n"
+        "      --tensors=GLOB    show only the tensors whose names match GLOB\n"
+        "      --no-kv           leave out the metadata\n"
+        "      --no-tensors      leave out the tensor directory\n"
+        "      --no-summary      leave out the summary\n"
+        "  -f, --full            show long arrays and strings completely in the text view\n"
+        "  -h, --help            show this help and exit\n"
+        "  -V, --version         show the version and exit\n"
+        "\n"
+        "Exit status: 0 success, 1 a key given with -k is absent, 2 trouble\n"
+        "(an invalid or unreadable file, a usage error, a write error).\n",
+        cli_prog);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Values                                                                    */
+
+/* Reads arrays element by element; fixed-size elements come straight from
+ * the array's raw storage when the library offers it (host byte order),
+ * which avoids a call per element on large arrays. */
+struct arr_reader {
+    const gguf_value *arr;
+    const unsigned char *data;  /* raw storage, or NULL */
+    size_t esize;
+};
+
+static void arr_open(struct arr_reader *r, const gguf_value *arr)
+{
+    r->arr = arr;
+    r->esize = gguf_vtype_size(arr->elem_type);
+    r->data = r->esize ? gguf_array_data(arr) : NULL;
+}
+
+/* Element i of the array into *v.  Returns 0, or -1 when the library
+ * refuses (which it does not for i < count of a validated file). */
+static int arr_get(const struct arr_reader *r, uint64_t i, gguf_value *v)
+{
+    if (!r->data) return gguf_array_get(r->arr, i, v) == GGUF_OK ? 0 : -1;
+    const unsigned char *p = r->data + i * r->esize;
+    memset(v, 0, sizeof *v);
+    v->type = r->arr->elem_type;
+    if (v->type == GGUF_VT_BOOL)
+        v->v.b = p[0] != 0;
+    else
+        memcpy(&v->v, p, r->esize);     /* every union member starts at its first byte */
+    return 0;
+}
+
+/* Writes a scalar value (anything but an array) in rendering r. */
+static void put_scalar(const gguf_value *v, enum render r)
+{
+    int json = r == R_JSON;
+    switch (v->type) {
+    case GGUF_VT_UINT8: cli_out_u64(out, v->v.u8); break;
+    case GGUF_VT_INT8: cli_out_i64(out, v->v.i8); break;
+    case GGUF_VT_UINT16: cli_out_u64(out, v->v.u16); break;
+    case GGUF_VT_INT16: cli_out_i64(out, v->v.i16); break;
+    case GGUF_VT_UINT32: cli_out_u64(out, v->v.u32); break;
+    case GGUF_VT_INT32: cli_out_i64(out, v->v.i32); break;
+    case GGUF_VT_UINT64: cli_out_u64(out, v->v.u64); break;
+    case GGUF_VT_INT64: cli_out_i64(out, v->v.i64); break;
+    case GGUF_VT_FLOAT32: cli_out_f32(out, v->v.f32, json); break;
+    case GGUF_VT_FLOAT64: cli_out_f64(out, v->v.f64, json); break;
+    case GGUF_VT_BOOL: cli_out_str(out, v->v.b ? "true" : "false"); break;
+    case GGUF_VT_STRING:
+        if (r == R_JSON)
+            cli_out_json_str(out, v->v.str.ptr, v->v.str.len);
+        else if (r == R_TEXT)
+            cli_out_text_str(out, v->v.str.ptr, v->v.str.len, 1);
+        else if (raw_to_tty)
+            cli_out_text_str(out, v->v.str.ptr, v->v.str.len, 0);
+        else
+            cli_out_write(out, v->v.str.ptr, v->v.str.len);
+        break;
+    default:    /* a validated file has no other type; keep the output well-formed */
+        cli_out_str(out, json ? "null" : "?");
+    }
+}
+
+/* Writes any value as JSON; arrays complete, nested arrays nested. */
+static void put_json_value(const gguf_value *v)
+{
+    if (v->type != GGUF_VT_ARRAY) {
+        put_scalar(v, R_JSON);
+        return;
+    }
+    struct arr_reader r;
+    gguf_value e;
+    arr_open(&r, v);
+    cli_out_putc(out, '[');
+    for (uint64_t i = 0; i < v->count; i++) {
+        if (i) cli_out_putc(out, ',');
+        if (arr_get(&r, i, &e) == 0)
+            put_json_value(&e);
+        else
+            cli_out_str(out, "null");
+    }
+    cli_out_putc(out, ']');
+}
+
+/* Writes a value for the text view.  With budget NULL arrays are shown
+ * whole (--full); otherwise each array element shown, at any depth, uses
+ * one unit of *budget, and an array whose turn comes when the budget is
+ * spent ends with "... (N elements)".  The budget keeps a preview short
+ * even for nested arrays.  In a preview, long strings are cut as well and
+ * end with "... (N bytes)". */
+static void put_text_value(const gguf_value *v, long *budget)
+{
+    if (v->type == GGUF_VT_STRING && budget && v->v.str.len > PREVIEW_STRING_MAX) {
+        size_t cut = PREVIEW_STRING_BYTES;
+        /* end on a character boundary: back up over UTF-8 continuation bytes */
+        for (int k = 0; k < 3 && ((unsigned char)v->v.str.ptr[cut] & 0xc0) == 0x80; k++) cut--;
+        cli_out_text_str(out, v->v.str.ptr, cut, 1);
+        cli_out_str(out, " ... (");
+        cli_out_u64(out, v->v.str.len);
+        cli_out_str(out, " bytes)");
+        return;
+    }
+    if (v->type != GGUF_VT_ARRAY) {
+        put_scalar(v, R_TEXT);
+        return;
+    }
+    struct arr_reader r;
+    gguf_value e;
+    arr_open(&r, v);
+    cli_out_putc(out, '[');
+    for (uint64_t i = 0; i < v->count; i++) {
+        if (i) cli_out_str(out, ", ");
+        if (budget && *budget <= 0) {
+            cli_out_str(out, "... (");
+            cli_out_u64(out, v->count);
+            cli_out_str(out, v->count == 1 ? " element)" : " elements)");
+            break;
+        }
+        if (budget) (*budget)--;
+        if (arr_get(&r, i, &e) == 0)
+            put_text_value(&e, budget);
+        else
+            cli_out_putc(out, '?');
+    }
+    cli_out_putc(out, ']');
+}
+
+/* Writes a value for -k: a scalar on one line; an array one element a
+ * line, an element that is itself an array as one line of JSON. */
+static void put_raw_value(const gguf_value *v)
+{
+    if (v->type != GGUF_VT_ARRAY) {
+        put_scalar(v, R_RAW);
+        cli_out_putc(out, '\n');
+        return;
+    }
+    struct arr_reader r;
+    gguf_value e;
+    arr_open(&r, v);
+    for (uint64_t i = 0; i < v->count && !cli_out_failed(out); i++) {
+        if (arr_get(&r, i, &e) != 0) continue;
+        if (e.type == GGUF_VT_ARRAY) {
+            put_json_value(&e);
+            cli_out_putc(out, '\n');
+        } else {
+            put_scalar(&e, R_RAW);
+            cli_out_putc(out, '\n');
+        }
+    }
+}
+
+/* Type of a value as the text view and JSON name it: "UINT32", or
+ * "ARRAY[STRING]" for arrays when `with_elem` is set. */
+static void put_vtype(const gguf_value *v, int with_elem)
+{
+    const char *name = gguf_vtype_name(v->type);
+    cli_out_str(out, name ? name : "?");
+    if (v->type == GGUF_VT_ARRAY && with_elem) {
+        const char *en = gguf_vtype_name(v->elem_type);
+        cli_out_putc(out, '[');
+        cli_out_str(out, en ? en : "?");
+        cli_out_putc(out, ']');
+    }
+}
+
+/* Columns put_vtype(v, 1) takes. */
+static size_t vtype_width(const gguf_value *v)
+{
+    const char *name = gguf_vtype_name(v->type);
+    size_t w = name ? strlen(name) : 1;
+    if (v->type == GGUF_VT_ARRAY) {
+        const char *en = gguf_vtype_name(v->elem_type);
+        w += 2 + (en ? strlen(en) : 1);
+    }
+    return w;
+}
+
+/* Number of decimal digits of v. */
+static int digits(uint64_t v)
+{
+    int n = 1;
+    while (v >= 10) {
+        v /= 10;
+        n++;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Summary data                                                              */
+
+/* Per tensor type: counts over the whole file (filters do not apply). */
+struct type_stat {
+    uint64_t tensors, params, bytes;
+};
+
+struct summary {
+    struct type_stat by_type[GGUF_T_COUNT + 1];   /* last slot: unknown ids */
+    uint64_t params, bytes;
+    int have_file_type;
+    uint64_t file_type;
+    gguf_str arch;              /* general.architecture, or {NULL, 0} */
+};
+
+/* Fills s from all tensors of f and its general.* keys. */
+static void compute_summary(const gguf_file *f, struct summary *s)
+{
+    memset(s, 0, sizeof *s);
+    uint64_t n = gguf_tensor_count(f);
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (!t) continue;
+        struct type_stat *st = &s->by_type[t->type < GGUF_T_COUNT ? t->type : GGUF_T_COUNT];
+        st->tensors++;
+        st->params += t->n_elements;
+        st->bytes += t->size;
+        s->params += t->n_elements;
+        s->bytes += t->size;
+    }
+    s->have_file_type = gguf_kv_uint(f, "general.file_type", &s->file_type, NULL) == GGUF_OK;
+    if (gguf_kv_str(f, "general.architecture", &s->arch, NULL) != GGUF_OK) {
+        s->arch.ptr = NULL;
+        s->arch.len = 0;
+    }
+}
+
+/* 1 when `key` is a hyperparameter of architecture `arch`: it starts with
+ * the architecture name and a dot. */
+static int is_hparam(const gguf_str *key, const gguf_str *arch)
+{
+    return arch->ptr && key->len > arch->len + 1 && memcmp(key->ptr, arch->ptr, arch->len) == 0 &&
+           key->ptr[arch->len] == '.';
+}
+
+/* Name of tensor type id `type`, or NULL when libgguf does not know it. */
+static const char *type_name_or_null(uint32_t type)
+{
+    return type < GGUF_T_COUNT ? gguf_type_str(type) : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Text view                                                                 */
+
+/* A key or tensor name in the text view: escaped, without quotes. */
+static void put_text_name(gguf_str s)
+{
+    cli_out_text_str(out, s.ptr, s.len, 0);
+}
+
+/* "1.54 B"-style rendering of a count. */
+static void put_human_count(uint64_t n)
+{
+    if (n >= 1000000000ull)
+        cli_out_printf(out, "%.2f B", n / 1e9);
+    else if (n >= 1000000ull)
+        cli_out_printf(out, "%.2f M", n / 1e6);
+    else if (n >= 1000ull)
+        cli_out_printf(out, "%.2f K", n / 1e3);
+    else
+        cli_out_u64(out, n);
+}
+
+/* "2.88 GiB"-style rendering of a byte count. */
+static void put_human_bytes(uint64_t n)
+{
+    if (n >= (1ull << 30))
+        cli_out_printf(out, "%.2f GiB", n / (double)(1ull << 30));
+    else if (n >= (1ull << 20))
+        cli_out_printf(out, "%.2f MiB", n / (double)(1ull << 20));
+    else if (n >= (1ull << 10))
+        cli_out_printf(out, "%.2f KiB", n / (double)(1ull << 10));
+    else
+        cli_out_printf(out, "%llu B", (unsigned long long)n);
+}
+
+/* The header line: "FILE: GGUF v3, little-endian, ...". */
+static void text_header(const gguf_file *f)
+{
+    const char *name = gguf_name(f);
+    uint64_t nkv = gguf_kv_count(f), nt = gguf_tensor_count(f);
+    cli_out_text_str(out, name, strlen(name), 0);
+    cli_out_printf(out,
+                   ": GGUF v%u, %s-endian, %llu key/value pair%s, %llu tensor%s, alignment %u, "
+                   "data offset %llu, size %llu\n",
+                   gguf_version(f), gguf_byte_order(f) == GGUF_BIG_ENDIAN ? "big" : "little",
+                   (unsigned long long)nkv, nkv == 1 ? "" : "s", (unsigned long long)nt,
+                   nt == 1 ? "" : "s", gguf_alignment(f), (unsigned long long)gguf_data_offset(f),
+                   (unsigned long long)gguf_file_size(f));
+}
+
+/* The metadata section of the text view: a heading and one line per pair
+ * (matching --keys), in columns sized by a first pass over the pairs. */
+static void text_kvs(const gguf_file *f, const struct options *o)
+{
+    uint64_t n = gguf_kv_count(f), shown = 0;
+    size_t type_w = 4, count_w = 5;
+    /* First pass: what is shown, and the column widths. */
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_kv *kv = gguf_kv_at(f, i);
+        if (!kv || (o->keys_glob && !cli_glob_match(o->keys_glob, kv->key.ptr, kv->key.len)))
+            continue;
+        shown++;
+        size_t w = vtype_width(&kv->value);
+        if (w > type_w) type_w = w;
+        if (kv->value.type == GGUF_VT_ARRAY && (size_t)digits(kv->value.count) > count_w)
+            count_w = (size_t)digits(kv->value.count);
+    }
+    int idx_w = digits(n ? n - 1 : 0);
+    if (idx_w < 3) idx_w = 3;
+
+    cli_out_str(out, "\nmetadata:");
+    if (o->keys_glob) {
+        cli_out_str(out, " ");
+        cli_out_u64(out, shown);
+        cli_out_str(out, " of ");
+    } else {
+        cli_out_str(out, " ");
+    }
+    cli_out_u64(out, n);
+    cli_out_str(out, n == 1 ? " key/value pair" : " key/value pairs");
+    if (o->keys_glob) {
+        cli_out_str(out, " match ");
+        cli_out_text_str(out, o->keys_glob, strlen(o->keys_glob), 1);
+    }
+    cli_out_putc(out, '\n');
+    if (!shown) return;
+
+    cli_out_pad(out, idx_w - 1);
+    cli_out_str(out, "#  type");
+    cli_out_pad(out, (long)type_w - 4 + 2 + (long)count_w - 5);
+    cli_out_str(out, "count  key = value\n");
+    for (uint64_t i = 0; i < n && !cli_out_failed(out); i++) {
+        const gguf_kv *kv = gguf_kv_at(f, i);
+        if (!kv || (o->keys_glob && !cli_glob_match(o->keys_glob, kv->key.ptr, kv->key.len)))
+            continue;
+        const gguf_value *v = &kv->value;
+        cli_out_u64_w(out, i, idx_w);
+        cli_out_str(out, "  ");
+        put_vtype(v, 1);
+        cli_out_pad(out, (long)(type_w - vtype_width(v)) + 2);
+        if (v->type == GGUF_VT_ARRAY)
+            cli_out_u64_w(out, v->count, (int)count_w);
+        else
+            cli_out_pad(out, (long)count_w);
+        cli_out_str(out, "  ");
+        put_text_name(kv->key);
+        cli_out_str(out, " = ");
+        long budget = PREVIEW_ELEMENTS;
+        put_text_value(v, o->full ? NULL : &budget);
+        cli_out_putc(out, '\n');
+    }
+}
+
+/* Formats the dims of t as "[1536, 151936]" (file order, ne[0] first) into
+ * buf (at least 96 bytes); returns the length. */
+static size_t fmt_dims(char *buf, const gguf_tensor *t)
+{
+    size_t n = 0;
+    buf[n++] = '[';
+    for (uint32_t d = 0; d < t->n_dims && d < 4; d++) {
+        if (d) {
+            buf[n++] = ',';
+            buf[n++] = ' ';
+        }
+        n += (size_t)snprintf(buf + n, 24, "%llu", (unsigned long long)t->ne[d]);
+    }
+    buf[n++] = ']';
+    buf[n] = '\0';
+    return n;
+}
+
+/* The tensor directory of the text view, one line per tensor (matching
+ * --tensors), in columns sized by a first pass over the tensors. */
+static void text_tensors(const gguf_file *f, const struct options *o)
+{
+    uint64_t n = gguf_tensor_count(f), shown = 0;
+    size_t name_w = 4, type_w = 4, dims_w = 4;
+    int off_w = 6, bytes_w = 5;
+    char dims[96];
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (!t || (o->tensors_glob && !cli_glob_match(o->tensors_glob, t->name.ptr, t->name.len)))
+            continue;
+        shown++;
+        size_t w = cli_text_width(t->name.ptr, t->name.len);
+        if (w > name_w) name_w = w;
+        const char *tn = type_name_or_null(t->type);
+        w = tn ? strlen(tn) : (size_t)digits(t->type) + 5;
+        if (w > type_w) type_w = w;
+        w = fmt_dims(dims, t);
+        if (w > dims_w) dims_w = w;
+        if (digits(t->file_offset) > off_w) off_w = digits(t->file_offset);
+        if (digits(t->size) > bytes_w) bytes_w = digits(t->size);
+    }
+    int idx_w = digits(n ? n - 1 : 0);
+    if (idx_w < 3) idx_w = 3;
+
+    cli_out_str(out, "\ntensors: ");
+    if (o->tensors_glob) {
+        cli_out_u64(out, shown);
+        cli_out_str(out, " of ");
+    }
+    cli_out_u64(out, n);
+    if (o->tensors_glob) {
+        cli_out_str(out, " match ");
+        cli_out_text_str(out, o->tensors_glob, strlen(o->tensors_glob), 1);
+    }
+    cli_out_putc(out, '\n');
+    if (!shown) return;
+
+    cli_out_pad(out, idx_w - 1);
+    cli_out_str(out, "#  name");
+    cli_out_pad(out, (long)name_w - 4 + 2);
+    cli_out_str(out, "type");
+    cli_out_pad(out, (long)type_w - 4 + 2);
+    cli_out_str(out, "dims");
+    cli_out_pad(out, (long)dims_w - 4 + 2 + off_w - 6);
+    cli_out_str(out, "offset");
+    cli_out_pad(out, 2 + bytes_w - 5);
+    cli_out_str(out, "bytes\n");
+    for (uint64_t i = 0; i < n && !cli_out_failed(out); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (!t || (o->tensors_glob && !cli_glob_match(o->tensors_glob, t->name.ptr, t->name.len)))
+            continue;
+        cli_out_u64_w(out, i, idx_w);
+        cli_out_str(out, "  ");
+        put_text_name(t->name);
+        cli_out_pad(out, (long)(name_w - cli_text_width(t->name.ptr, t->name.len)) + 2);
+        const char *tn = type_name_or_null(t->type);
+        size_t tw;
+        if (tn) {
+            cli_out_str(out, tn);
+            tw = strlen(tn);
+        } else {
+            cli_out_str(out, "type#");
+            cli_out_u64(out, t->type);
+            tw = (size_t)digits(t->type) + 5;
+        }
+        cli_out_pad(out, (long)(type_w - tw) + 2);
+        size_t dl = fmt_dims(dims, t);
+        cli_out_write(out, dims, dl);
+        cli_out_pad(out, (long)(dims_w - dl) + 2);
+        cli_out_u64_w(out, t->file_offset, off_w);
+        cli_out_str(out, "  ");
+        cli_out_u64_w(out, t->size, bytes_w);
+        cli_out_putc(out, '\n');
+    }
+}
+
+/* part/whole as " 12.34%" (7 columns), or "-" when whole is 0. */
+static void put_percent(uint64_t part, uint64_t whole)
+{
+    if (whole)
+        cli_out_printf(out, "%6.2f%%", 100.0 * (double)part / (double)whole);
+    else
+        cli_out_str(out, "      -");
+}
+
+/* Bits per weight with two decimals, or "-" without parameters. */
+static void put_bpw(uint64_t bytes, uint64_t params)
+{
+    if (params)
+        cli_out_printf(out, "%.2f", 8.0 * (double)bytes / (double)params);
+    else
+        cli_out_str(out, "-");
+}
+
+/* The summary section: totals, file type, the per-type table and the
+ * architecture hyperparameters (shortened like the metadata values). */
+static void text_summary(const gguf_file *f, const struct summary *s)
+{
+    cli_out_str(out, "\nsummary:\n  parameters:   ");
+    cli_out_u64(out, s->params);
+    if (s->params >= 1000) {
+        cli_out_str(out, " (");
+        put_human_count(s->params);
+        cli_out_putc(out, ')');
+    }
+    cli_out_str(out, "\n  bytes:        ");
+    cli_out_u64(out, s->bytes);
+    if (s->bytes >= 1024) {
+        cli_out_str(out, " (");
+        put_human_bytes(s->bytes);
+        cli_out_putc(out, ')');
+    }
+    cli_out_str(out, "\n  bits/weight:  ");
+    put_bpw(s->bytes, s->params);
+    cli_out_str(out, "\n  file type:    ");
+    if (s->have_file_type) {
+        const char *ftn = s->file_type <= UINT32_MAX ? gguf_file_type_name((uint32_t)s->file_type)
+                                                     : NULL;
+        cli_out_str(out, ftn ? ftn : "unknown");
+        cli_out_str(out, " (general.file_type = ");
+        cli_out_u64(out, s->file_type);
+        cli_out_putc(out, ')');
+    } else {
+        cli_out_str(out, "not set");
+    }
+    cli_out_putc(out, '\n');
+
+    /* Per-type table. */
+    int any = 0;
+    for (int t = 0; t <= GGUF_T_COUNT; t++) any |= s->by_type[t].tensors != 0;
+    if (any) {
+        int tn_w = 4, cnt_w = 7, par_w = 10, byt_w = 5;
+        for (int t = 0; t <= GGUF_T_COUNT; t++) {
+            const struct type_stat *st = &s->by_type[t];
+            if (!st->tensors) continue;
+            const char *tn = t < GGUF_T_COUNT ? gguf_type_str((uint32_t)t) : "other";
+            if ((int)strlen(tn ? tn : "other") > tn_w) tn_w = (int)strlen(tn ? tn : "other");
+            if (digits(st->params) > par_w) par_w = digits(st->params);
+            if (digits(st->bytes) > byt_w) byt_w = digits(st->bytes);
+        }
+        cli_out_str(out, "  by type:\n    type");
+        cli_out_pad(out, tn_w - 4 + 2);
+        cli_out_str(out, "tensors");
+        cli_out_pad(out, 2 + par_w - 10);
+        cli_out_str(out, "parameters   share");
+        cli_out_pad(out, 2 + byt_w - 5);
+        cli_out_str(out, "bytes   share    bpw\n");
+        for (int t = 0; t <= GGUF_T_COUNT; t++) {
+            const struct type_stat *st = &s->by_type[t];
+            if (!st->tensors) continue;
+            const char *tn = t < GGUF_T_COUNT ? gguf_type_str((uint32_t)t) : NULL;
+            if (!tn) tn = "other";
+            cli_out_str(out, "    ");
+            cli_out_str(out, tn);
+            cli_out_pad(out, tn_w - (long)strlen(tn) + 2);
+            cli_out_u64_w(out, st->tensors, cnt_w);
+            cli_out_str(out, "  ");
+            cli_out_u64_w(out, st->params, par_w);
+            cli_out_str(out, " ");
+            put_percent(st->params, s->params);
+            cli_out_str(out, "  ");
+            cli_out_u64_w(out, st->bytes, byt_w);
+            cli_out_str(out, " ");
+            put_percent(st->bytes, s->bytes);
+            cli_out_str(out, "  ");
+            char bpw[32];
+            if (st->params)
+                snprintf(bpw, sizeof bpw, "%.2f", 8.0 * (double)st->bytes / (double)st->params);
+            else
+                strcpy(bpw, "-");
+            cli_out_pad(out, 5 - (long)strlen(bpw));
+            cli_out_str(out, bpw);
+            cli_out_putc(out, '\n');
+        }
+    }
+
+    /* Hyperparameters: the <arch>.* keys, in file order. */
+    if (!s->arch.ptr) {
+        cli_out_str(out, "  architecture: not set\n");
+        return;
+    }
+    cli_out_str(out, "  hyperparameters (");
+    put_text_name(s->arch);
+    cli_out_str(out, "):\n");
+    uint64_t n = gguf_kv_count(f);
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_kv *kv = gguf_kv_at(f, i);
+        if (!kv || !is_hparam(&kv->key, &s->arch)) continue;
+        cli_out_str(out, "    ");
+        put_text_name(kv->key);
+        cli_out_str(out, " = ");
+        long budget = PREVIEW_ELEMENTS;
+        put_text_value(&kv->value, &budget);
+        cli_out_putc(out, '\n');
+    }
+}
+
+/* The whole text view of one file. */
+static void dump_text(const gguf_file *f, const struct options *o)
+{
+    text_header(f);
+    if (!o->no_kv) text_kvs(f, o);
+    if (!o->no_tensors) text_tensors(f, o);
+    if (!o->no_summary) {
+        struct summary s;
+        compute_summary(f, &s);
+        text_summary(f, &s);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* JSON                                                                      */
+
+/* Starts an object member: indent, the quoted key (plain ASCII), ": ". */
+static void json_key(const char *indent, const char *key)
+{
+    cli_out_str(out, indent);
+    cli_out_putc(out, '"');
+    cli_out_str(out, key);
+    cli_out_str(out, "\": ");
+}
+
+/* A whole integer member followed by ",\n". */
+static void json_u64_member(const char *indent, const char *key, uint64_t v)
+{
+    json_key(indent, key);
+    cli_out_u64(out, v);
+    cli_out_str(out, ",\n");
+}
+
+/* A ratio computed by the tool (not a value from the file), rounded to 6
+ * significant digits; null when the denominator is 0. */
+static void json_ratio(double num, double den)
+{
+    if (den == 0)
+        cli_out_str(out, "null");
+    else
+        cli_out_printf(out, "%.6g", num / den);
+}
+
+/* The "kv" member: the pairs matching --keys, values complete. */
+static void json_kvs(const gguf_file *f, const struct options *o)
+{
+    uint64_t n = gguf_kv_count(f);
+    int first = 1;
+    cli_out_str(out, ",\n  \"kv\": [");
+    for (uint64_t i = 0; i < n && !cli_out_failed(out); i++) {
+        const gguf_kv *kv = gguf_kv_at(f, i);
+        if (!kv || (o->keys_glob && !cli_glob_match(o->keys_glob, kv->key.ptr, kv->key.len)))
+            continue;
+        const gguf_value *v = &kv->value;
+        cli_out_str(out, first ? "\n    {\"index\": " : ",\n    {\"index\": ");
+        first = 0;
+        cli_out_u64(out, i);
+        cli_out_str(out, ", \"key\": ");
+        cli_out_json_str(out, kv->key.ptr, kv->key.len);
+        cli_out_str(out, ", \"type\": \"");
+        put_vtype(v, 0);
+        if (v->type == GGUF_VT_ARRAY) {
+            const char *en = gguf_vtype_name(v->elem_type);
+            cli_out_str(out, "\", \"element_type\": \"");
+            cli_out_str(out, en ? en : "?");
+            cli_out_str(out, "\", \"count\": ");
+            cli_out_u64(out, v->count);
+            cli_out_str(out, ", \"value\": ");
+        } else {
+            cli_out_str(out, "\", \"value\": ");
+        }
+        put_json_value(v);
+        cli_out_putc(out, '}');
+    }
+    cli_out_str(out, first ? "]" : "\n  ]");
+}
+
+/* The "tensors" member: the tensors matching --tensors. */
+static void json_tensors(const gguf_file *f, const struct options *o)
+{
+    uint64_t n = gguf_tensor_count(f);
+    int first = 1;
+    cli_out_str(out, ",\n  \"tensors\": [");
+    for (uint64_t i = 0; i < n && !cli_out_failed(out); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (!t || (o->tensors_glob && !cli_glob_match(o->tensors_glob, t->name.ptr, t->name.len)))
+            continue;
+        cli_out_str(out, first ? "\n    {\"index\": " : ",\n    {\"index\": ");
+        first = 0;
+        cli_out_u64(out, i);
+        cli_out_str(out, ", \"name\": ");
+        cli_out_json_str(out, t->name.ptr, t->name.len);
+        const char *tn = type_name_or_null(t->type);
+        cli_out_str(out, ", \"type\": ");
+        if (tn) {
+            cli_out_putc(out, '"');
+            cli_out_str(out, tn);
+            cli_out_putc(out, '"');
+        } else {
+            cli_out_str(out, "null");
+        }
+        cli_out_str(out, ", \"type_id\": ");
+        cli_out_u64(out, t->type);
+        cli_out_str(out, ", \"dims\": [");
+        for (uint32_t d = 0; d < t->n_dims && d < 4; d++) {
+            if (d) cli_out_str(out, ", ");
+            cli_out_u64(out, t->ne[d]);
+        }
+        cli_out_str(out, "], \"elements\": ");
+        cli_out_u64(out, t->n_elements);
+        cli_out_str(out, ", \"offset\": ");
+        cli_out_u64(out, t->file_offset);
+        cli_out_str(out, ", \"relative_offset\": ");
+        cli_out_u64(out, t->offset);
+        cli_out_str(out, ", \"bytes\": ");
+        cli_out_u64(out, t->size);
+        cli_out_putc(out, '}');
+    }
+    cli_out_str(out, first ? "]" : "\n  ]");
+}
+
+/* The "summary" member; the same facts as the text summary. */
+static void json_summary(const gguf_file *f, const struct summary *s)
+{
+    cli_out_str(out, ",\n  \"summary\": {\n");
+    json_u64_member("    ", "parameters", s->params);
+    json_u64_member("    ", "bytes", s->bytes);
+    json_key("    ", "bits_per_weight");
+    json_ratio(8.0 * (double)s->bytes, (double)s->params);
+    cli_out_str(out, ",\n");
+    json_key("    ", "file_type");
+    if (s->have_file_type)
+        cli_out_u64(out, s->file_type);
+    else
+        cli_out_str(out, "null");
+    cli_out_str(out, ",\n");
+    json_key("    ", "file_type_name");
+    const char *ftn = s->have_file_type && s->file_type <= UINT32_MAX
+                          ? gguf_file_type_name((uint32_t)s->file_type) : NULL;
+    if (ftn) {
+        cli_out_putc(out, '"');
+        cli_out_str(out, ftn);
+        cli_out_putc(out, '"');
+    } else {
+        cli_out_str(out, "null");
+    }
+    cli_out_str(out, ",\n");
+    json_key("    ", "types");
+    cli_out_putc(out, '[');
+    int first = 1;
+    for (int t = 0; t <= GGUF_T_COUNT; t++) {
+        const struct type_stat *st = &s->by_type[t];
+        if (!st->tensors) continue;
+        const char *tn = t < GGUF_T_COUNT ? gguf_type_str((uint32_t)t) : NULL;
+        cli_out_str(out, first ? "\n      {\"type\": " : ",\n      {\"type\": ");
+        first = 0;
+        if (tn) {
+            cli_out_putc(out, '"');
+            cli_out_str(out, tn);
+            cli_out_putc(out, '"');
+        } else {
+            cli_out_str(out, "null");
+        }
+        cli_out_str(out, ", \"tensors\": ");
+        cli_out_u64(out, st->tensors);
+        cli_out_str(out, ", \"parameters\": ");
+        cli_out_u64(out, st->params);
+        cli_out_str(out, ", \"bytes\": ");
+        cli_out_u64(out, st->bytes);
+        cli_out_str(out, ", \"parameter_share\": ");
+        json_ratio((double)st->params, (double)s->params);
+        cli_out_str(out, ", \"byte_share\": ");
+        json_ratio((double)st->bytes, (double)s->bytes);
+        cli_out_str(out, ", \"bits_per_weight\": ");
+        json_ratio(8.0 * (double)st->bytes, (double)st->params);
+        cli_out_putc(out, '}');
+    }
+    cli_out_str(out, first ? "],\n" : "\n    ],\n");
+    json_key("    ", "architecture");
+    if (s->arch.ptr)
+        cli_out_json_str(out, s->arch.ptr, s->arch.len);
+    else
+        cli_out_str(out, "null");
+    cli_out_str(out, ",\n");
+    json_key("    ", "hyperparameters");
+    cli_out_putc(out, '{');
+    first = 1;
+    uint64_t n = gguf_kv_count(f);
+    for (uint64_t i = 0; i < n && s->arch.ptr; i++) {
+        const gguf_kv *kv = gguf_kv_at(f, i);
+        if (!kv || !is_hparam(&kv->key, &s->arch)) continue;
+        cli_out_str(out, first ? "\n      " : ",\n      ");
+        first = 0;
+        cli_out_json_str(out, kv->key.ptr, kv->key.len);
+        cli_out_str(out, ": ");
+        put_json_value(&kv->value);
+    }
+    cli_out_str(out, first ? "}\n  }" : "\n    }\n  }");
+}
+
+/* One file as a JSON object (without a final newline); member order is
+ * part of the documented format. */
+static void dump_json(const gguf_file *f, const struct options *o)
+{
+    const char *name = gguf_name(f);
+    cli_out_str(out, "{\n  \"file\": ");
+    cli_out_json_str(out, name, strlen(name));
+    cli_out_str(out, ",\n");
+    json_u64_member("  ", "version", gguf_version(f));
+    json_key("  ", "byte_order");
+    cli_out_str(out, gguf_byte_order(f) == GGUF_BIG_ENDIAN ? "\"big\",\n" : "\"little\",\n");
+    json_u64_member("  ", "file_size", gguf_file_size(f));
+    json_u64_member("  ", "kv_count", gguf_kv_count(f));
+    json_u64_member("  ", "tensor_count", gguf_tensor_count(f));
+    json_u64_member("  ", "alignment", gguf_alignment(f));
+    json_key("  ", "data_offset");
+    cli_out_u64(out, gguf_data_offset(f));
+    if (!o->no_kv) json_kvs(f, o);
+    if (!o->no_tensors) json_tensors(f, o);
+    if (!o->no_summary) {
+        struct summary s;
+        compute_summary(f, &s);
+        json_summary(f, &s);
+    }
+    cli_out_str(out, "\n}");
+}
+
+/* ------------------------------------------------------------------------ */
+/* -k                                                                        */
+
+/* Prints the values of the -k keys of one file.  Returns CLI_EXIT_OK, or
+ * CLI_EXIT_NEGATIVE when a key is absent (after reporting it). */
+static int dump_keys(const gguf_file *f, const struct options *o)
+{
+    int status = CLI_EXIT_OK;
+    for (size_t i = 0; i < o->n_keys && !cli_out_failed(out); i++) {
+        const gguf_kv *kv = gguf_kv_find(f, o->keys[i]);
+        if (!kv) {
+            cli_error(gguf_name(f), "key '%s' not found", o->keys[i]);
+            status = CLI_EXIT_NEGATIVE;
+            continue;
+        }
+        if (o->json) {
+            put_json_value(&kv->value);
+            cli_out_putc(out, '\n');
+        } else {
+            put_raw_value(&kv->value);
+        }
+    }
+    return status;
+}
+
+/* ------------------------------------------------------------------------ */
+
+enum { OPT_KEYS = 256, OPT_TENSORS, OPT_NO_KV, OPT_NO_TENSORS, OPT_NO_SUMMARY };
+
+static const struct option long_options[] = {
+    { "json", no_argument, NULL, 'j' },
+    { "key", required_argument, NULL, 'k' },
+    { "keys", required_argument, NULL, OPT_KEYS },
+    { "tensors", required_argument, NULL, OPT_TENSORS },
+    { "no-kv", no_argument, NULL, OPT_NO_KV },
+    { "no-tensors", no_argument, NULL, OPT_NO_TENSORS },
+    { "no-summary", no_argument, NULL, OPT_NO_SUMMARY },
+    { "full", no_argument, NULL, 'f' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 }
+};
+
+/* Parses the command line into *o (o->keys must have room for argc
+ * entries).  Returns -1 to go on, or the exit status for main to return
+ * at once (after --help, --version or a usage error). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    opterr = 0;         /* messages of our own, with our program name */
+    int c;
+    while ((c = getopt_long(argc, argv, ":jk:fhV", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'j': o->json = 1; break;
+        case 'k': o->keys[o->n_keys++] = optarg; break;
+        case 'f': o->full = 1; break;
+        case OPT_KEYS: o->keys_glob = optarg; break;
+        case OPT_TENSORS: o->tensors_glob = optarg; break;
+        case OPT_NO_KV: o->no_kv = 1; break;
+        case OPT_NO_TENSORS: o->no_tensors = 1; break;
+        case OPT_NO_SUMMARY: o->no_summary = 1; break;
+        case 'h':
+            usage();
+            return cli_out_close(out);
+        case 'V':
+            cli_print_version();
+            return cli_out_close(out);
+        case ':':
+            if (optopt && optopt < 256)
+                return cli_usage_error("option requires an argument -- '%c'", optopt);
+            return cli_usage_error("option '%s' requires an argument", argv[optind - 1]);
+        default:
+            if (optopt && optopt < 256)
+                return cli_usage_error("invalid option -- '%c'", optopt);
+            return cli_usage_error("unrecognized option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind == argc && cli_isatty(0))
+        return cli_usage_error("no FILE given and standard input is a terminal");
+    return -1;
+}
+
+/* Shows each file in turn as the options ask.  Returns the worst status of
+ * the files: 0 shown, 1 a -k key absent, 2 trouble. */
+static int dump_files(char **files, int n_files, const struct options *o)
+{
+    /* Several files in JSON: one array holding an object per file. */
+    int json_array = o->json && !o->n_keys && n_files > 1;
+    int status = CLI_EXIT_OK;
+    int dumped = 0;             /* files shown so far, for separators */
+    if (json_array) cli_out_str(out, "[\n");
+    for (int i = 0; i < n_files && !cli_out_failed(out); i++) {
+        gguf_file *f = NULL;
+        gguf_error err;
+        err.message[0] = '\0';
+        int rc = gguf_open(&f, files[i], NULL, 0, &err);
+        if (json_array && i) cli_out_str(out, ",\n");   /* failures get an entry too */
+        if (rc != GGUF_OK) {
+            if (!err.message[0])
+                snprintf(err.message, sizeof err.message, "%s: %s", files[i], gguf_strerror(rc));
+            cli_message(err.message);
+            status = CLI_EXIT_TROUBLE;
+            if (json_array) {
+                cli_out_str(out, "{\"file\": ");
+                cli_out_json_str(out, files[i], strlen(files[i]));
+                cli_out_str(out, ", \"error\": ");
+                cli_out_json_str(out, err.message, strlen(err.message));
+                cli_out_putc(out, '}');
+            }
+            continue;
+        }
+        if (o->n_keys) {
+            int st = dump_keys(f, o);
+            if (st > status) status = st;
+        } else if (o->json) {
+            dump_json(f, o);
+            if (!json_array) cli_out_putc(out, '\n');
+        } else {
+            if (dumped) cli_out_putc(out, '\n');
+            dump_text(f, o);
+        }
+        gguf_close(f);
+        dumped++;
+    }
+    if (json_array) cli_out_str(out, "\n]\n");
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = { 0 };
+    cli_set_prog("gguf-dump");
+    o.keys = calloc((size_t)argc, sizeof *o.keys);  /* at most one -k per argument */
+    if (!o.keys) {
+        cli_error(NULL, "out of memory");
+        return CLI_EXIT_TROUBLE;
+    }
+    int status = parse_options(argc, argv, &o);
+    if (status < 0) {
+        char *stdin_only[] = { "-", NULL };
+        char **files = argv + optind;
+        int n_files = argc - optind;
+        if (n_files == 0) {
+            files = stdin_only;
+            n_files = 1;
+        }
+        raw_to_tty = o.n_keys && !o.json && cli_isatty(1);
+        status = dump_files(files, n_files, &o);
+        if (cli_out_close(out) != CLI_EXIT_OK) status = CLI_EXIT_TROUBLE;
+    }
+    free(o.keys);
+    return status;
+}
