@@ -1,0 +1,812 @@
+/*
+ * gguf-synth -- writes a Qwen2-architecture GGUF model with deterministic
+ * pseudo-random weights, for tests, demos and benchmarks.
+ *
+ * The file has the tensor names, shapes, types and metadata keys of the
+ * GGUF files llama.cpp makes from Qwen2.5 checkpoints, with a synthetic
+ * byte-level BPE vocabulary (the 256 GPT-2 byte tokens, merges drawn from
+ * the seed, the Qwen2.5 special tokens).  The same options always give the
+ * same bytes.  Everything goes through libgguf's writer, tensor data in
+ * 1 MiB chunks, so even the 1.5b model needs little memory.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gguf/gguf.h"
+
+#define PROG "gguf-synth"
+#define EXIT_TROUBLE 2
+#define CHUNK_BYTES ((size_t)1 << 20)
+#define MAX_TOKEN_BYTES 16   /* merged tokens are at most this long */
+
+/* ------------------------------------------------------------------------ */
+/* Model shapes                                                              */
+
+struct shape {
+    const char *name;       /* --size value */
+    const char *label;      /* for general.name */
+    uint32_t n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
+    int qwen_specials;      /* 1: the 22 Qwen2.5 specials and PAD tokens; 0: three specials */
+};
+
+static const struct shape shapes[] = {
+    {"tiny", "tiny", 2, 64, 4, 2, 128, 1024, 0},
+    {"0.5b", "0.5B", 24, 896, 14, 2, 4864, 151936, 1},
+    {"1.5b", "1.5B", 28, 1536, 12, 2, 8960, 151936, 1},
+};
+
+struct wtype {
+    const char *name;       /* --type value */
+    uint32_t ggml_type;
+    uint32_t file_type;     /* llama.cpp's general.file_type */
+};
+
+static const struct wtype wtypes[] = {
+    {"f32", GGUF_T_F32, 0},
+    {"f16", GGUF_T_F16, 1},
+    {"bf16", GGUF_T_BF16, 32},
+};
+
+/* The Qwen2.5 special tokens, ids 151643.. in this order. */
+static const char *const qwen_specials[] = {
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>",
+    "<|object_ref_end|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>",
+    "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>",
+    "<|image_pad|>", "<|video_pad|>", "<tool_call>", "</tool_call>",
+    "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>",
+    "<|repo_name|>", "<|file_sep|>",
+};
+#define N_QWEN_SPECIALS (sizeof qwen_specials / sizeof qwen_specials[0])
+#define QWEN_N_REGULAR 151643u
+
+/* llama.cpp token types. */
+enum { TOK_NORMAL = 1, TOK_CONTROL = 3, TOK_USER_DEFINED = 4, TOK_UNUSED = 5 };
+
+/* The ChatML template Qwen2.5 instruct models ship (with tool calls). */
+static const char chat_template[] =
+    "{%- if tools %}\n"
+    "    {{- '<|im_start|>system\\n' }}\n"
+    "    {%- if messages[0]['role'] == 'system' %}\n"
+    "        {{- messages[0]['content'] }}\n"
+    "    {%- else %}\n"
+    "        {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}\n"
+    "    {%- endif %}\n"
+    "    {{- \"\\n\\n# Tools\\n\\nYou may call one or more functions to assist with the user "
+    "query.\\n\\nYou are provided with function signatures within <tools></tools> XML "
+    "tags:\\n<tools>\" }}\n"
+    "    {%- for tool in tools %}\n"
+    "        {{- \"\\n\" }}\n"
+    "        {{- tool | tojson }}\n"
+    "    {%- endfor %}\n"
+    "    {{- \"\\n</tools>\\n\\nFor each function call, return a json object with function name "
+    "and arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\\\"name\\\": "
+    "<function-name>, \\\"arguments\\\": <args-json-object>}\\n</tool_call><|im_end|>\\n\" }}\n"
+    "{%- else %}\n"
+    "    {%- if messages[0]['role'] == 'system' %}\n"
+    "        {{- '<|im_start|>system\\n' + messages[0]['content'] + '<|im_end|>\\n' }}\n"
+    "    {%- else %}\n"
+    "        {{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+    "assistant.<|im_end|>\\n' }}\n"
+    "    {%- endif %}\n"
+    "{%- endif %}\n"
+    "{%- for message in messages %}\n"
+    "    {%- if (message.role == \"user\") or (message.role == \"system\" and not loop.first) or "
+    "(message.role == \"assistant\" and not message.tool_calls) %}\n"
+    "        {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' + '\\n' }}\n"
+    "    {%- elif message.role == \"assistant\" %}\n"
+    "        {{- '<|im_start|>' + message.role }}\n"
+    "        {%- if message.content %}\n"
+    "            {{- '\\n' + message.content }}\n"
+    "        {%- endif %}\n"
+    "        {%- for tool_call in message.tool_calls %}\n"
+    "            {%- if tool_call.function is defined %}\n"
+    "                {%- set tool_call = tool_call.function %}\n"
+    "            {%- endif %}\n"
+    "            {{- '\\n<tool_call>\\n{\"name\": \"' }}\n"
+    "            {{- tool_call.name }}\n"
+    "            {{- '\", \"arguments\": ' }}\n"
+    "            {{- tool_call.arguments | tojson }}\n"
+    "            {{- '}\\n</tool_call>' }}\n"
+    "        {%- endfor %}\n"
+    "        {{- '<|im_end|>\\n' }}\n"
+    "    {%- elif message.role == \"tool\" %}\n"
+    "        {%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != \"tool\") %}\n"
+    "            {{- '<|im_start|>user' }}\n"
+    "        {%- endif %}\n"
+    "        {{- '\\n<tool_response>\\n' }}\n"
+    "        {{- message.content }}\n"
+    "        {{- '\\n</tool_response>' }}\n"
+    "        {%- if loop.last or (messages[loop.index0 + 1].role != \"tool\") %}\n"
+    "            {{- '<|im_end|>\\n' }}\n"
+    "        {%- endif %}\n"
+    "    {%- endif %}\n"
+    "{%- endfor %}\n"
+    "{%- if add_generation_prompt %}\n"
+    "    {{- '<|im_start|>assistant\\n' }}\n"
+    "{%- endif %}\n";
+
+/* ------------------------------------------------------------------------ */
+/* Pseudo-random numbers                                                     */
+
+/* splitmix64: one 64-bit state, a full-period Weyl sequence through a
+ * strong mixer; fast, and good enough for weights and merges. */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t next64(uint64_t *s)
+{
+    *s += 0x9e3779b97f4a7c15ull;
+    return mix64(*s);
+}
+
+/* Uniform in [0, n) for n > 0 (the modulo bias is irrelevant here). */
+static uint64_t below(uint64_t *s, uint64_t n)
+{
+    return next64(s) % n;
+}
+
+/* State for the stream named `name` under `seed`: streams of different
+ * names are independent, so each tensor's values depend only on the seed
+ * and its own name. */
+static uint64_t stream_state(uint64_t seed, const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return mix64(seed ^ mix64(h));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Number formats                                                            */
+
+static uint32_t f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* float -> IEEE half, round to nearest even; overflow gives infinity, NaN
+ * stays NaN (quiet). */
+static uint16_t f32_to_f16(float f)
+{
+    uint32_t x = f32_bits(f);
+    uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) /* Inf or NaN */
+        return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u | ((ax >> 13) & 0x3ffu) : 0));
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520 rounds to Inf */
+    if (ax < 0x38800000u) {
+        /* Below 2^-14: a half subnormal (or zero).  Adding 0.5 leaves the
+         * value's bits at the half subnormal's unit (2^-24) in the low
+         * mantissa bits, rounded to nearest even by the FPU. */
+        float a;
+        memcpy(&a, &ax, 4);
+        a += 0.5f;
+        return (uint16_t)(sign | (f32_bits(a) - 0x3f000000u));
+    }
+    /* Normal: rebias the exponent (127 -> 15) and round the 13 dropped bits. */
+    ax += 0xc8000fffu + ((ax >> 13) & 1u);
+    return (uint16_t)(sign | (ax >> 13));
+}
+
+/* float -> bfloat16, round to nearest even; NaN stays NaN (quiet). */
+static uint16_t f32_to_bf16(float f)
+{
+    uint32_t x = f32_bits(f);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return (uint16_t)(x >> 16);
+}
+
+static int host_big_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 0;
+}
+
+/* Standard normal quantile of p in (0,1), by bisection on erfc: slow but
+ * exact to double precision, and only needed 65536 times. */
+static double normal_quantile(double p)
+{
+    double lo = -40, hi = 40;
+    for (int i = 0; i < 100 && hi - lo > 1e-15; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (0.5 * erfc(-mid / sqrt(2.0)) < p) lo = mid;
+        else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* Values are drawn 16 random bits at a time from tables of the 65536
+ * quantiles of N(0,1) at (i + 0.5) / 65536: an exact discretized normal,
+ * and four values per 64-bit random number, which makes gigabytes of
+ * weights a matter of seconds.  Weight tables hold the final bit patterns
+ * (type and byte order of the output). */
+#define TABLE_N 65536
+static float z_table[TABLE_N];          /* N(0,1) quantiles */
+static uint32_t w32_table[TABLE_N];     /* 0.02 * z as F32 bits, output byte order */
+static uint16_t w16_table[TABLE_N];     /* 0.02 * z as F16 or BF16 bits, output byte order */
+
+#define WEIGHT_STD 0.02f
+#define NORM_STD 0.05f
+#define BIAS_STD 0.02f
+
+static void init_tables(uint32_t type, int swap)
+{
+    for (int i = 0; i < TABLE_N / 2; i++) {
+        double q = normal_quantile((i + 0.5) / TABLE_N);
+        z_table[i] = (float)q;
+        z_table[TABLE_N - 1 - i] = (float)-q;
+    }
+    for (int i = 0; i < TABLE_N; i++) {
+        float v = WEIGHT_STD * z_table[i];
+        uint32_t b32 = f32_bits(v);
+        uint16_t b16 = type == GGUF_T_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
+        w32_table[i] = swap ? __builtin_bswap32(b32) : b32;
+        w16_table[i] = swap ? __builtin_bswap16(b16) : b16;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Vocabulary                                                                */
+
+/* A set of byte strings (open addressing), for unique tokens. */
+struct strset {
+    const char **ptr;
+    uint8_t *len;
+    size_t cap;     /* power of two */
+};
+
+static uint64_t str_hash(const char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+    return mix64(h);
+}
+
+/* Inserts (p, n) unless present; returns 1 when inserted, 0 when present. */
+static int strset_add(struct strset *s, const char *p, size_t n)
+{
+    size_t i = (size_t)str_hash(p, n) & (s->cap - 1);
+    while (s->ptr[i]) {
+        if (s->len[i] == n && memcmp(s->ptr[i], p, n) == 0) return 0;
+        i = (i + 1) & (s->cap - 1);
+    }
+    s->ptr[i] = p;
+    s->len[i] = (uint8_t)n;
+    return 1;
+}
+
+struct vocab {
+    uint32_t n;             /* tokens */
+    gguf_str *tokens;       /* n, pointing into arena */
+    int32_t *types;         /* n */
+    uint32_t n_merges;
+    gguf_str *merges;       /* n_merges, pointing into arena */
+    char *arena;
+    size_t arena_len, arena_cap;
+    uint32_t bos, eos;      /* <|endoftext|>, <|im_end|> */
+};
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, PROG ": out of memory\n");
+        exit(EXIT_TROUBLE);
+    }
+    return p;
+}
+
+/* Copies n bytes into the arena; returns where. */
+static char *arena_put(struct vocab *v, const char *p, size_t n)
+{
+    if (n > v->arena_cap - v->arena_len) {
+        fprintf(stderr, PROG ": internal error: vocabulary arena too small\n");
+        exit(EXIT_TROUBLE);
+    }
+    char *d = v->arena + v->arena_len;
+    memcpy(d, p, n);
+    v->arena_len += n;
+    return d;
+}
+
+/* UTF-8 of code point c (< 0x800) into b; returns the length. */
+static size_t utf8_put(char *b, unsigned c)
+{
+    if (c < 0x80) {
+        b[0] = (char)c;
+        return 1;
+    }
+    b[0] = (char)(0xc0 | (c >> 6));
+    b[1] = (char)(0x80 | (c & 0x3f));
+    return 2;
+}
+
+/* Builds the vocabulary for shape sh from the seed.
+ *
+ * Tokens 0..255 are the byte tokens in GPT-2's byte-to-unicode order: the
+ * printable bytes ('!'..'~', 0xa1..0xac, 0xae..0xff) as themselves, then the
+ * other 68 bytes as U+0100.. (space is U+0120 'Ġ', id 220, as in Qwen2).
+ * Then each merge joins two existing tokens into a new, unique token of at
+ * most 16 bytes; its merge string is "LEFT RIGHT" (no token contains a
+ * space, so the split is unambiguous).  Merges favour common letters and
+ * 'Ġ' so that ordinary text meets them.  Then the special tokens. */
+static void build_vocab(struct vocab *v, const struct shape *sh, uint64_t seed)
+{
+    uint32_t n_special = sh->qwen_specials ? (uint32_t)N_QWEN_SPECIALS : 3;
+    uint32_t n_regular = sh->qwen_specials ? QWEN_N_REGULAR : sh->n_vocab - n_special;
+    uint32_t n_pad = sh->n_vocab - n_regular - n_special;
+    v->n = sh->n_vocab;
+    v->n_merges = n_regular - 256;
+    v->tokens = xmalloc(sizeof *v->tokens * v->n);
+    v->types = xmalloc(sizeof *v->types * v->n);
+    v->merges = xmalloc(sizeof *v->merges * v->n_merges);
+    /* Tokens of at most 16 bytes, merges of at most 17, specials and PADs
+     * of at most 24. */
+    v->arena_cap = (size_t)v->n * 24 + (size_t)v->n_merges * 17;
+    v->arena = xmalloc(v->arena_cap);
+    v->arena_len = 0;
+
+    struct strset set;
+    set.cap = 1;
+    while (set.cap < (size_t)v->n * 3) set.cap *= 2;
+    set.ptr = calloc(set.cap, sizeof *set.ptr);
+    set.len = calloc(set.cap, sizeof *set.len);
+    if (!set.ptr || !set.len) {
+        fprintf(stderr, PROG ": out of memory\n");
+        exit(EXIT_TROUBLE);
+    }
+
+    /* Byte tokens. */
+    uint32_t id = 0;
+    unsigned extra = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (unsigned b = 0; b < 256; b++) {
+            int printable = (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
+            if (printable != (pass == 0)) continue;
+            char u[2];
+            size_t n = utf8_put(u, printable ? b : 0x100 + extra++);
+            char *p = arena_put(v, u, n);
+            v->tokens[id] = (gguf_str){p, n};
+            v->types[id] = TOK_NORMAL;
+            strset_add(&set, p, n);
+            id++;
+        }
+    }
+
+    /* Special tokens go into the set first so that no merge can make one. */
+    char (*special_names)[24] = xmalloc(sizeof *special_names * (n_special + n_pad));
+    for (uint32_t i = 0; i < n_special + n_pad; i++) {
+        if (i < n_special)
+            snprintf(special_names[i], sizeof special_names[i], "%s",
+                     qwen_specials[i]); /* tiny: the first three */
+        else
+            snprintf(special_names[i], sizeof special_names[i], "[PAD%" PRIu32 "]",
+                     n_regular + i);
+        strset_add(&set, special_names[i], strlen(special_names[i]));
+    }
+
+    /* Merges.  Common letters for base pieces: the more often a byte
+     * appears here, the more merges start from it. */
+    static const char common[] = "eeeetttaaaoooiiinnnssshhrrdlcumwfgypbvkjxqz";
+    uint64_t rs = stream_state(seed, "tokenizer.ggml.merges");
+    uint32_t space_id = 220; /* 'Ġ' */
+    for (uint32_t m = 0; m < v->n_merges; m++) {
+        uint32_t pick[2];
+        for (;;) {
+            for (int k = 0; k < 2; k++) {
+                uint64_t r = below(&rs, 8);
+                if (r < 3 || id == 256) {
+                    /* A common letter, or 'Ġ' starting a word. */
+                    if (k == 0 && r == 0) {
+                        pick[k] = space_id;
+                    } else {
+                        unsigned char c = (unsigned char)common[below(&rs, sizeof common - 1)];
+                        pick[k] = (uint32_t)(c - '!'); /* ids of '!'..'~' are 0..93 */
+                    }
+                } else if (r < 4) {
+                    pick[k] = (uint32_t)below(&rs, 256); /* any byte */
+                } else {
+                    /* An earlier merge, favouring early (short, frequent) ones. */
+                    uint64_t a = below(&rs, id - 256), b = below(&rs, id - 256);
+                    pick[k] = 256 + (uint32_t)(a < b ? a : b);
+                }
+            }
+            const gguf_str *l = &v->tokens[pick[0]], *r = &v->tokens[pick[1]];
+            size_t n = l->len + r->len;
+            if (n > MAX_TOKEN_BYTES) continue;
+            char buf[MAX_TOKEN_BYTES];
+            memcpy(buf, l->ptr, l->len);
+            memcpy(buf + l->len, r->ptr, r->len);
+            /* Add to the arena first; drop it again if it is a duplicate. */
+            size_t mark = v->arena_len;
+            char *p = arena_put(v, buf, n);
+            if (!strset_add(&set, p, n)) {
+                v->arena_len = mark;
+                continue;
+            }
+            v->tokens[id] = (gguf_str){p, n};
+            v->types[id] = TOK_NORMAL;
+            id++;
+            char mb[2 * MAX_TOKEN_BYTES + 1];
+            memcpy(mb, l->ptr, l->len);
+            mb[l->len] = ' ';
+            memcpy(mb + l->len + 1, r->ptr, r->len);
+            char *mp = arena_put(v, mb, n + 1);
+            v->merges[m] = (gguf_str){mp, n + 1};
+            break;
+        }
+    }
+
+    /* Specials, then padding. */
+    for (uint32_t i = 0; i < n_special + n_pad; i++) {
+        size_t n = strlen(special_names[i]);
+        char *p = arena_put(v, special_names[i], n);
+        v->tokens[id] = (gguf_str){p, n};
+        if (i >= n_special) v->types[id] = TOK_UNUSED;
+        else if (n > 4 && memcmp(p, "<|", 2) == 0 && memcmp(p + n - 2, "|>", 2) == 0)
+            v->types[id] = TOK_CONTROL;
+        else v->types[id] = TOK_USER_DEFINED;
+        id++;
+    }
+    v->bos = n_regular;     /* <|endoftext|> */
+    v->eos = n_regular + 2; /* <|im_end|> */
+    free(special_names);
+    free(set.ptr);
+    free(set.len);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tensors                                                                   */
+
+enum tkind { K_WEIGHT, K_NORM, K_BIAS };
+
+struct tspec {
+    char name[64];
+    uint32_t n_dims;
+    uint64_t ne[2];
+    enum tkind kind;
+};
+
+/* Appends one tensor spec named by fmt to t[*n]. */
+static void spec(struct tspec *t, size_t *n, enum tkind kind, uint32_t n_dims, uint64_t a,
+                 uint64_t b, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+static void spec(struct tspec *t, size_t *n, enum tkind kind, uint32_t n_dims, uint64_t a,
+                 uint64_t b, const char *fmt, ...)
+{
+    struct tspec *s = &t[(*n)++];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->name, sizeof s->name, fmt, ap);
+    va_end(ap);
+    s->n_dims = n_dims;
+    s->ne[0] = a;
+    s->ne[1] = b;
+    s->kind = kind;
+}
+
+/* The tensor list of a Qwen2 GGUF, in file order, dims in ggml order
+ * (ne[0] is the input width); returns the count. */
+static size_t list_tensors(const struct shape *sh, struct tspec **out)
+{
+    size_t n = 0;
+    struct tspec *t = xmalloc(sizeof *t * (2 + (size_t)sh->n_layer * 12));
+    uint64_t e = sh->n_embd, ff = sh->n_ff;
+    uint64_t kv = (uint64_t)sh->n_head_kv * (sh->n_embd / sh->n_head);
+    spec(t, &n, K_WEIGHT, 2, e, sh->n_vocab, "token_embd.weight");
+    for (uint32_t l = 0; l < sh->n_layer; l++) {
+        spec(t, &n, K_NORM, 1, e, 1, "blk.%u.attn_norm.weight", l);
+        spec(t, &n, K_WEIGHT, 2, e, e, "blk.%u.attn_q.weight", l);
+        spec(t, &n, K_BIAS, 1, e, 1, "blk.%u.attn_q.bias", l);
+        spec(t, &n, K_WEIGHT, 2, e, kv, "blk.%u.attn_k.weight", l);
+        spec(t, &n, K_BIAS, 1, kv, 1, "blk.%u.attn_k.bias", l);
+        spec(t, &n, K_WEIGHT, 2, e, kv, "blk.%u.attn_v.weight", l);
+        spec(t, &n, K_BIAS, 1, kv, 1, "blk.%u.attn_v.bias", l);
+        spec(t, &n, K_WEIGHT, 2, e, e, "blk.%u.attn_output.weight", l);
+        spec(t, &n, K_NORM, 1, e, 1, "blk.%u.ffn_norm.weight", l);
+        spec(t, &n, K_WEIGHT, 2, e, ff, "blk.%u.ffn_gate.weight", l);
+        spec(t, &n, K_WEIGHT, 2, e, ff, "blk.%u.ffn_up.weight", l);
+        spec(t, &n, K_WEIGHT, 2, ff, e, "blk.%u.ffn_down.weight", l);
+    }
+    spec(t, &n, K_NORM, 1, e, 1, "output_norm.weight");
+    *out = t;
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Output                                                                    */
+
+static gguf_writer *g_writer; /* for the signal handler */
+
+/* On SIGINT/SIGTERM/SIGHUP: remove the temporary output, then die of the
+ * signal.  Only async-signal-safe calls. */
+static void on_signal(int sig)
+{
+    const char *tmp = gguf_writer_temp_path(g_writer);
+    if (tmp) unlink(tmp);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static const char *g_out; /* output name for messages */
+
+/* Reports a writer failure.  Messages from an open output already start
+ * with the file name; those from building the header do not. */
+static void die_writer(const gguf_error *err, int named)
+{
+    gguf_writer *w = g_writer;
+    g_writer = NULL;
+    gguf_writer_free(w); /* removes a temporary output */
+    if (named) fprintf(stderr, PROG ": %s\n", err->message);
+    else fprintf(stderr, PROG ": %s: %s\n", g_out, err->message);
+    exit(EXIT_TROUBLE);
+}
+
+/* Streams the data of tensor t (of `count` elements) to the writer. */
+static void write_tensor(gguf_writer *w, const struct tspec *t, uint32_t wtype, int swap,
+                         uint64_t seed, void *chunk)
+{
+    gguf_error err;
+    uint64_t s = stream_state(seed, t->name);
+    uint64_t count = t->ne[0] * t->ne[1];
+    int two = t->kind == K_WEIGHT && wtype != GGUF_T_F32;
+    size_t esize = two ? 2 : 4;
+    size_t per = CHUNK_BYTES / esize; /* a multiple of 4 */
+    while (count > 0) {
+        size_t n = count < per ? (size_t)count : per;
+        if (two) {
+            uint16_t *o = chunk;
+            size_t i = 0;
+            for (; i + 4 <= n; i += 4) {
+                uint64_t r = next64(&s);
+                o[i] = w16_table[r & 0xffff];
+                o[i + 1] = w16_table[(r >> 16) & 0xffff];
+                o[i + 2] = w16_table[(r >> 32) & 0xffff];
+                o[i + 3] = w16_table[r >> 48];
+            }
+            for (uint64_t r = next64(&s); i < n; i++, r >>= 16) o[i] = w16_table[r & 0xffff];
+        } else if (t->kind == K_WEIGHT || t->kind == K_BIAS) {
+            /* BIAS_STD == WEIGHT_STD: biases share the weight table. */
+            uint32_t *o = chunk;
+            size_t i = 0;
+            for (; i + 4 <= n; i += 4) {
+                uint64_t r = next64(&s);
+                o[i] = w32_table[r & 0xffff];
+                o[i + 1] = w32_table[(r >> 16) & 0xffff];
+                o[i + 2] = w32_table[(r >> 32) & 0xffff];
+                o[i + 3] = w32_table[r >> 48];
+            }
+            for (uint64_t r = next64(&s); i < n; i++, r >>= 16) o[i] = w32_table[r & 0xffff];
+        } else {
+            uint32_t *o = chunk;
+            uint64_t r = 0;
+            for (size_t i = 0; i < n; i++) {
+                if (i % 4 == 0) r = next64(&s);
+                uint32_t b = f32_bits(1.0f + NORM_STD * z_table[r & 0xffff]);
+                r >>= 16;
+                o[i] = swap ? __builtin_bswap32(b) : b;
+            }
+        }
+        if (gguf_writer_write(w, chunk, n * esize, &err)) die_writer(&err, 1);
+        count -= n;
+    }
+}
+
+static void usage(int status)
+{
+    FILE *f = status ? stderr : stdout;
+    if (status) {
+        fprintf(f, "Try '" PROG " --help' for more information.\n");
+        exit(status);
+    }
+    fprintf(f,
+"Usage: " PROG " [OPTION]... -o FILE\n"
+"Write a Qwen2-architecture GGUF model with deterministic pseudo-random\n"
+"weights, for tests and benchmarks.  The same options give the same bytes.\n"
+"\n"
+"  -s, --size=SIZE      model shape (default tiny):\n"
+"                         tiny  2 layers, width 64, 4 heads (2 KV), FFN 128,\n"
+"                               vocabulary 1024 (256 byte tokens, 765 merges,\n"
+"                               <|endoftext|> <|im_start|> <|im_end|>)\n"
+"                         0.5b  24 layers, width 896, 14 heads (2 KV), FFN 4864\n"
+"                         1.5b  28 layers, width 1536, 12 heads (2 KV), FFN 8960\n"
+"                       0.5b and 1.5b have Qwen2.5's vocabulary layout: 151936\n"
+"                       tokens, 151643 regular (256 byte tokens, 151387 merges),\n"
+"                       the 22 special tokens from <|endoftext|> = 151643, and\n"
+"                       [PAD151665]..[PAD151935]\n"
+"  -t, --type=TYPE      type of the 2-D weights: f32, f16 (default) or bf16;\n"
+"                       norms and biases are always F32\n"
+"      --seed=N         seed of weights and merges (default 0); each tensor's\n"
+"                       values depend only on the seed and its name\n"
+"      --version=N      GGUF version 1, 2 or 3 (default 3)\n"
+"      --big-endian     write a big-endian file (header and tensor data)\n"
+"  -o, --output=FILE    output file; '-' for standard output (not a terminal).\n"
+"                       A file is written under a temporary name and renamed\n"
+"                       when complete\n"
+"  -h, --help           show this help and exit\n"
+"\n"
+"Weights are N(0, 0.02) (a 65536-level discretized normal), norm weights\n"
+"N(1, 0.05), biases N(0, 0.02); F16 and BF16 are rounded to nearest even.\n"
+"Metadata follows llama.cpp's qwen2 files: general.*, qwen2.* hyperparameters\n"
+"(context 32768, rope base 1e6, RMS epsilon 1e-6), tokenizer.ggml.* (gpt2\n"
+"model, qwen2 pre-tokenizer, tokens, token types, merges, BOS/EOS/padding\n"
+"ids) and the ChatML tokenizer.chat_template.  Embeddings are tied (no\n"
+"output.weight).\n"
+"\n"
+"Exit status: 0 on success, 2 on trouble (usage, I/O).\n");
+    exit(0);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!*s || *s == '-') return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || *end) return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"size", required_argument, NULL, 's'},
+        {"type", required_argument, NULL, 't'},
+        {"seed", required_argument, NULL, 'S'},
+        {"version", required_argument, NULL, 'v'},
+        {"big-endian", no_argument, NULL, 'B'},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const struct shape *sh = &shapes[0];
+    const struct wtype *wt = &wtypes[1];
+    uint64_t seed = 0, version = 3;
+    int big = 0;
+    const char *out = NULL;
+    int c;
+    while ((c = getopt_long(argc, argv, "s:t:o:h", opts, NULL)) != -1) {
+        size_t i;
+        switch (c) {
+        case 's':
+            for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+                if (strcmp(optarg, shapes[i].name) == 0) break;
+            if (i == sizeof shapes / sizeof shapes[0]) {
+                fprintf(stderr, PROG ": unknown size '%s' (tiny, 0.5b or 1.5b)\n", optarg);
+                usage(EXIT_TROUBLE);
+            }
+            sh = &shapes[i];
+            break;
+        case 't':
+            for (i = 0; i < sizeof wtypes / sizeof wtypes[0]; i++)
+                if (strcmp(optarg, wtypes[i].name) == 0) break;
+            if (i == sizeof wtypes / sizeof wtypes[0]) {
+                fprintf(stderr, PROG ": unknown type '%s' (f32, f16 or bf16)\n", optarg);
+                usage(EXIT_TROUBLE);
+            }
+            wt = &wtypes[i];
+            break;
+        case 'S':
+            if (parse_u64(optarg, &seed)) {
+                fprintf(stderr, PROG ": invalid seed '%s'\n", optarg);
+                usage(EXIT_TROUBLE);
+            }
+            break;
+        case 'v':
+            if (parse_u64(optarg, &version) || version < 1 || version > 3) {
+                fprintf(stderr, PROG ": invalid GGUF version '%s' (1, 2 or 3)\n", optarg);
+                usage(EXIT_TROUBLE);
+            }
+            break;
+        case 'B': big = 1; break;
+        case 'o': out = optarg; break;
+        case 'h': usage(0); break;
+        default: usage(EXIT_TROUBLE);
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+        usage(EXIT_TROUBLE);
+    }
+    if (!out) {
+        fprintf(stderr, PROG ": no output file (-o FILE)\n");
+        usage(EXIT_TROUBLE);
+    }
+    int to_stdout = strcmp(out, "-") == 0;
+    g_out = to_stdout ? "(stdout)" : out;
+    if (to_stdout && isatty(STDOUT_FILENO)) {
+        fprintf(stderr, PROG ": (stdout): refusing to write binary data to a terminal\n");
+        return EXIT_TROUBLE;
+    }
+
+    int order = big ? GGUF_BIG_ENDIAN : GGUF_LITTLE_ENDIAN;
+    int swap = big != host_big_endian();
+    init_tables(wt->ggml_type, swap);
+
+    struct vocab v;
+    build_vocab(&v, sh, seed);
+    struct tspec *ts;
+    size_t nt = list_tensors(sh, &ts);
+
+    gguf_error err;
+    gguf_writer *w = gguf_writer_new();
+    if (!w) {
+        fprintf(stderr, PROG ": out of memory\n");
+        return EXIT_TROUBLE;
+    }
+    g_writer = w;
+    char name[128];
+    snprintf(name, sizeof name, "Qwen2.5 %s synthetic (seed %" PRIu64 ")", sh->label, seed);
+    uint32_t bos = v.bos, eos = v.eos;
+#define OK(call) do { if (call) die_writer(&err, 0); } while (0)
+    OK(gguf_writer_set_version(w, (uint32_t)version, &err));
+    OK(gguf_writer_set_byte_order(w, order, &err));
+    OK(gguf_writer_add_str(w, "general.architecture", "qwen2", 5, &err));
+    OK(gguf_writer_add_str(w, "general.type", "model", 5, &err));
+    OK(gguf_writer_add_str(w, "general.name", name, strlen(name), &err));
+    OK(gguf_writer_add_u32(w, "qwen2.block_count", sh->n_layer, &err));
+    OK(gguf_writer_add_u32(w, "qwen2.context_length", 32768, &err));
+    OK(gguf_writer_add_u32(w, "qwen2.embedding_length", sh->n_embd, &err));
+    OK(gguf_writer_add_u32(w, "qwen2.feed_forward_length", sh->n_ff, &err));
+    OK(gguf_writer_add_u32(w, "qwen2.attention.head_count", sh->n_head, &err));
+    OK(gguf_writer_add_u32(w, "qwen2.attention.head_count_kv", sh->n_head_kv, &err));
+    OK(gguf_writer_add_f32(w, "qwen2.rope.freq_base", 1000000.0f, &err));
+    OK(gguf_writer_add_f32(w, "qwen2.attention.layer_norm_rms_epsilon", 1e-6f, &err));
+    OK(gguf_writer_add_u32(w, "general.file_type", wt->file_type, &err));
+    OK(gguf_writer_add_str(w, "tokenizer.ggml.model", "gpt2", 4, &err));
+    OK(gguf_writer_add_str(w, "tokenizer.ggml.pre", "qwen2", 5, &err));
+    OK(gguf_writer_add_str_array(w, "tokenizer.ggml.tokens", v.tokens, v.n, &err));
+    OK(gguf_writer_add_array(w, "tokenizer.ggml.token_type", GGUF_VT_INT32, v.types, v.n, &err));
+    OK(gguf_writer_add_str_array(w, "tokenizer.ggml.merges", v.merges, v.n_merges, &err));
+    OK(gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id", eos, &err));
+    OK(gguf_writer_add_u32(w, "tokenizer.ggml.padding_token_id", bos, &err));
+    OK(gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", bos, &err));
+    OK(gguf_writer_add_bool(w, "tokenizer.ggml.add_bos_token", 0, &err));
+    OK(gguf_writer_add_str(w, "tokenizer.chat_template", chat_template,
+                           sizeof chat_template - 1, &err));
+    for (size_t i = 0; i < nt; i++)
+        OK(gguf_writer_add_tensor(w, ts[i].name,
+                                  ts[i].kind == K_WEIGHT ? wt->ggml_type : GGUF_T_F32,
+                                  ts[i].n_dims, ts[i].ne, &err));
+#undef OK
+    /* The header holds its own copies: the vocabulary can go. */
+    free(v.tokens);
+    free(v.types);
+    free(v.merges);
+    free(v.arena);
+
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_signal);
+    void *chunk = xmalloc(CHUNK_BYTES);
+    if (gguf_writer_open(w, out, &err)) die_writer(&err, 1);
+    for (size_t i = 0; i < nt; i++) write_tensor(w, &ts[i], wt->ggml_type, swap, seed, chunk);
+    if (gguf_writer_finish(w, &err)) die_writer(&err, 1);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+    g_writer = NULL;
+    gguf_writer_free(w);
+    free(chunk);
+    free(ts);
+    return 0;
+}

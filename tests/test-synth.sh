@@ -1,0 +1,143 @@
+#!/bin/sh
+# test-synth.sh -- the test model generator as a command: options, exit
+# statuses and messages, deterministic output, stdout, failure cleanup.
+# The file contents are checked by test-write-gguf-py.sh (with llama.cpp's
+# reader) and by the reader's own tests.
+
+: "${top_builddir:=.}"
+SYNTH=$top_builddir/tests/gguf-synth
+LIST=$top_builddir/tests/test-write
+[ -x "$SYNTH" ] && [ -x "$LIST" ] || { echo "ERROR: $SYNTH or $LIST not built" >&2; exit 99; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-synth.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 99' HUP INT TERM
+
+checks=0
+failures=0
+fail() {
+    echo "FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+# run STATUS NAME ARGS...: runs gguf-synth, checks the exit status.
+run() {
+    want=$1
+    name=$2
+    shift 2
+    "$SYNTH" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    got=$?
+    checks=$((checks + 1))
+    [ "$got" -eq "$want" ] ||
+        fail "$name: gguf-synth $*: exit $got, expected $want: $(head -c 300 "$tmp/$name.err")"
+}
+
+# has FILE TEXT
+has() {
+    checks=$((checks + 1))
+    grep -F -e "$2" "$1" >/dev/null || fail "$1 lacks '$2': $(head -c 300 "$1")"
+}
+
+empty() {
+    checks=$((checks + 1))
+    [ ! -s "$1" ] || fail "$1 is not empty: $(head -c 200 "$1")"
+}
+
+# Help and usage errors.
+run 0 help --help
+has "$tmp/help.out" "Usage: gguf-synth"
+has "$tmp/help.out" "--big-endian"
+empty "$tmp/help.err"
+run 2 badsize --size 7b -o "$tmp/x.gguf"
+has "$tmp/badsize.err" "gguf-synth: unknown size '7b'"
+empty "$tmp/badsize.out"
+run 2 badtype --type q9 -o "$tmp/x.gguf"
+has "$tmp/badtype.err" "unknown type 'q9'"
+run 2 badver --version 4 -o "$tmp/x.gguf"
+has "$tmp/badver.err" "invalid GGUF version '4'"
+run 2 badseed --seed x1 -o "$tmp/x.gguf"
+has "$tmp/badseed.err" "invalid seed"
+run 2 noout
+has "$tmp/noout.err" "no output file"
+run 2 extra -o "$tmp/x.gguf" surplus
+has "$tmp/extra.err" "unexpected argument 'surplus'"
+run 2 badopt --frobnicate -o "$tmp/x.gguf"
+has "$tmp/badopt.err" "Try 'gguf-synth --help'"
+checks=$((checks + 1))
+[ ! -e "$tmp/x.gguf" ] || fail "usage errors created an output file"
+
+# Deterministic: same options, same bytes; another seed, other weights
+# but the same header size; stdout carries the same bytes as a file.
+run 0 a --seed 42 -o "$tmp/a.gguf"
+run 0 b --seed 42 -o "$tmp/b.gguf"
+run 0 c --seed 43 -o "$tmp/c.gguf"
+"$SYNTH" --seed 42 -o - 2>"$tmp/d.err" | cat >"$tmp/d.gguf"
+checks=$((checks + 3))
+cmp -s "$tmp/a.gguf" "$tmp/b.gguf" || fail "same seed, different bytes"
+cmp -s "$tmp/a.gguf" "$tmp/c.gguf" && fail "different seeds, same bytes"
+cmp -s "$tmp/a.gguf" "$tmp/d.gguf" || fail "-o - differs from -o FILE"
+empty "$tmp/a.err"
+
+# Every variant is read back by our reader with the expected header.
+for opts in "--type f32" "--type bf16" "--version 1" "--version 2 --big-endian" \
+    "--version 1 --big-endian --type f32"; do
+    # shellcheck disable=SC2086
+    "$SYNTH" $opts -o "$tmp/v.gguf" 2>"$tmp/v.err" || fail "gguf-synth $opts: $(cat "$tmp/v.err")"
+    checks=$((checks + 1))
+    if "$LIST" --list "$tmp/v.gguf" >"$tmp/v.list" 2>"$tmp/v.err"; then
+        want_v=3
+        case $opts in *"--version 1"*) want_v=1 ;; *"--version 2"*) want_v=2 ;; esac
+        grep -q "^version $want_v\$" "$tmp/v.list" || fail "$opts: not version $want_v"
+        grep -q '^tensor_count 26$' "$tmp/v.list" || fail "$opts: tensor count"
+        grep -q '^kv tokenizer.ggml.tokens ARRAY STRING 1024 ' "$tmp/v.list" || fail "$opts: tokens"
+        grep -q '^kv tokenizer.ggml.eos_token_id UINT32 1023$' "$tmp/v.list" || fail "$opts: eos"
+        grep -q '^tensor token_embd.weight ' "$tmp/v.list" || fail "$opts: token_embd"
+        grep -q '^tensor output.weight ' "$tmp/v.list" && fail "$opts: output.weight present"
+    else
+        fail "gguf-synth $opts: our reader rejects the output: $(cat "$tmp/v.err")"
+    fi
+done
+# Tensor data does not depend on the version (offsets do: the header size
+# differs, so field 5 is left out).
+"$SYNTH" --seed 5 --version 1 -o "$tmp/v1.gguf" && "$SYNTH" --seed 5 --version 3 -o "$tmp/v3.gguf" &&
+    "$LIST" --list "$tmp/v1.gguf" | grep '^tensor' | cut -d' ' -f2-4,6- >"$tmp/v1.t" &&
+    "$LIST" --list "$tmp/v3.gguf" | grep '^tensor' | cut -d' ' -f2-4,6- >"$tmp/v3.t"
+checks=$((checks + 1))
+cmp -s "$tmp/v1.t" "$tmp/v3.t" && [ -s "$tmp/v1.t" ] || fail "tensor data differs between versions"
+
+# Output errors: exit 2, "gguf-synth: FILE: ...", nothing left behind.
+run 2 nodir -o "$tmp/no/such/dir/m.gguf"
+has "$tmp/nodir.err" "gguf-synth: $tmp/no/such/dir/m.gguf: "
+if [ -w /dev/full ]; then
+    run 2 full -o /dev/full
+    has "$tmp/full.err" "gguf-synth: /dev/full: "
+    has "$tmp/full.err" "No space left on device"
+fi
+
+# Binary data is not written to a terminal (when script(1) can give us one).
+if command -v script >/dev/null 2>&1 && script -qec true /dev/null >/dev/null 2>&1; then
+    script -qec "$SYNTH -o -" /dev/null >"$tmp/tty.out" 2>&1
+    got=$?
+    checks=$((checks + 2))
+    [ "$got" -eq 2 ] || fail "-o - on a terminal: exit $got, expected 2"
+    grep -q "refusing to write binary data to a terminal" "$tmp/tty.out" || fail "no terminal refusal message"
+fi
+
+# Killed while writing: the temporary file is removed (by the signal
+# handler); either the complete file or nothing is at the target.
+mkdir "$tmp/k"
+"$SYNTH" --size 0.5b -o "$tmp/k/m.gguf" 2>"$tmp/k.err" &
+pid=$!
+sleep 0.3
+kill -TERM "$pid" 2>/dev/null
+wait "$pid"
+checks=$((checks + 1))
+left=$(ls -A "$tmp/k")
+case $left in
+"") ;;
+m.gguf) "$LIST" --list "$tmp/k/m.gguf" >/dev/null 2>&1 || fail "a killed run left a broken m.gguf" ;;
+*) fail "a killed run left: $left" ;;
+esac
+
+echo "$checks checks, $failures failed" >&2
+[ "$failures" -eq 0 ]
