@@ -178,6 +178,7 @@ enum gguf_open_flags {
  *
  * Everything the format defines is checked before use (see libgguf(3)):
  * on any violation nothing is returned and err names the item and offset.
+ * Metadata (header, KV pairs, tensor infos) over 1 GiB is refused. 
  *
  * Returns GGUF_OK and stores a handle in *out (close it with gguf_close), or
  * GGUF_E_IO (cannot open/read/map), GGUF_E_NOMEM, GGUF_E_FORMAT (malformed),
@@ -395,7 +396,11 @@ GGUF_API int gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t t
 /* Opens the output and writes the header (all KVs and tensor infos must have
  * been added).  `path` "-" means standard output.  A file is written to a
  * temporary name in the same directory and only appears under `path` when
- * gguf_writer_finish() succeeds. */
+ * gguf_writer_finish() succeeds.  When `path` exists and is not a regular
+ * file (a FIFO, /dev/null) it is written in place.  A failure before the
+ * temporary file exists leaves the writer usable (another path may be
+ * tried); any failure after that abandons the output: the temporary file is
+ * removed and later calls fail. */
 GGUF_API int gguf_writer_open(gguf_writer *w, const char *path, gguf_error *err);
 
 /* As gguf_writer_open() on an open descriptor (a pipe, stdout ...), which
@@ -409,13 +414,17 @@ GGUF_API int gguf_writer_open_fd(gguf_writer *w, int fd, const char *display_nam
  * hold. */
 GGUF_API int gguf_writer_write(gguf_writer *w, const void *data, size_t n, gguf_error *err);
 
-/* Completes the output: checks that every tensor got all its bytes, flushes,
- * and for a file output fsyncs, renames the temporary file to the target and
- * fsyncs the directory.  On failure the temporary file is removed. */
+/* Completes the output: checks that every tensor got all its bytes, writes
+ * the padding after the last tensor (ggml expects the data section to end
+ * aligned), flushes, and for a file output fsyncs, renames the temporary
+ * file to the target and fsyncs the directory.  On failure before the rename
+ * the temporary file is removed; a failing directory fsync after it returns
+ * GGUF_E_IO with the file in place. */
 GGUF_API int gguf_writer_finish(gguf_writer *w, gguf_error *err);
 
-/* Size the header will have and the total size of the output, computed from
- * what has been added so far (valid before open). */
+/* Offset of the data section and total size of the output (including the
+ * padding after the last tensor), computed from what has been added so far
+ * (valid before open). */
 GGUF_API uint64_t gguf_writer_data_offset(const gguf_writer *w);
 GGUF_API uint64_t gguf_writer_total_size(const gguf_writer *w);
 
