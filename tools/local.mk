@@ -1,5 +1,5 @@
 # tools/: one small main() per command, plus shared CLI helpers.
-noinst_LTLIBRARIES = tools/libcli.la
+noinst_LTLIBRARIES += tools/libcli.la
 tools_libcli_la_SOURCES = tools/cli.c tools/cli.h
 tools_libcli_la_LIBADD = -lm
 
