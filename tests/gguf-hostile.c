@@ -48,102 +48,9 @@ static void die(const char *fmt, ...)
     exit(2);
 }
 
-/* ------------------------------------------------------------------------ */
-/* A growable byte buffer with little-endian put/patch/splice helpers.      */
-
-struct bytes {
-    unsigned char *p;
-    size_t n, cap;
-};
-
-/* Makes room for extra more bytes; exits on out of memory. */
-static void b_reserve(struct bytes *b, size_t extra)
-{
-    if (b->n + extra <= b->cap) return;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + extra) cap *= 2;
-    unsigned char *p = realloc(b->p, cap);
-    if (!p) die("out of memory");
-    b->p = p;
-    b->cap = cap;
-}
-
-static void b_put(struct bytes *b, const void *src, size_t n)
-{
-    b_reserve(b, n);
-    memcpy(b->p + b->n, src, n);
-    b->n += n;
-}
-
-static void b_put_u32(struct bytes *b, uint32_t v)
-{
-    unsigned char t[4];
-    for (int i = 0; i < 4; i++) t[i] = (unsigned char)(v >> (8 * i));
-    b_put(b, t, 4);
-}
-
-static void b_put_u64(struct bytes *b, uint64_t v)
-{
-    unsigned char t[8];
-    for (int i = 0; i < 8; i++) t[i] = (unsigned char)(v >> (8 * i));
-    b_put(b, t, 8);
-}
-
-/* A new buffer holding a copy of src's bytes. */
-static struct bytes b_copy(const struct bytes *src)
-{
-    struct bytes b = {0};
-    b_put(&b, src->p, src->n);
-    return b;
-}
-
-static void b_free(struct bytes *b)
-{
-    free(b->p);
-    b->p = NULL;
-    b->n = b->cap = 0;
-}
-
-/* Overwrites n bytes at off (which must lie inside the buffer). */
-static void b_patch(struct bytes *b, uint64_t off, const void *src, size_t n)
-{
-    if (off > b->n || n > b->n - off) die("internal: patch at %llu outside %zu bytes",
-                                          (unsigned long long)off, b->n);
-    memcpy(b->p + off, src, n);
-}
-
-/* Overwrites a little-endian (order 0) or big-endian (order 1) integer. */
-static void b_patch_int(struct bytes *b, uint64_t off, uint64_t v, int width, int order)
-{
-    unsigned char t[8];
-    for (int i = 0; i < width; i++) {
-        int shift = order == GGUF_BIG_ENDIAN ? 8 * (width - 1 - i) : 8 * i;
-        t[i] = (unsigned char)(v >> shift);
-    }
-    b_patch(b, off, t, (size_t)width);
-}
-
-static void b_patch_u32(struct bytes *b, uint64_t off, uint32_t v) { b_patch_int(b, off, v, 4, 0); }
-static void b_patch_u64(struct bytes *b, uint64_t off, uint64_t v) { b_patch_int(b, off, v, 8, 0); }
-
-/* Replaces the del bytes at off by the n bytes at src. */
-static void b_splice(struct bytes *b, uint64_t off, size_t del, const void *src, size_t n)
-{
-    if (off > b->n || del > b->n - off) die("internal: splice at %llu outside %zu bytes",
-                                            (unsigned long long)off, b->n);
-    size_t tail = b->n - (size_t)off - del;
-    b_reserve(b, n);
-    memmove(b->p + off + n, b->p + off + del, tail);
-    memcpy(b->p + off, src, n);
-    b->n = (size_t)off + n + tail;
-}
-
-/* Cuts the buffer to its first n bytes. */
-static void b_truncate(struct bytes *b, uint64_t n)
-{
-    if (n > b->n) die("internal: truncate to %llu of %zu bytes", (unsigned long long)n, b->n);
-    b->n = (size_t)n;
-}
+/* Buffer failures (out of memory, a patch outside the file) are trouble too. */
+#define BYTES_FAIL die
+#include "tests/bytes.h"
 
 /* ------------------------------------------------------------------------ */
 /* Base files, made by the library's writer.                                */
@@ -175,6 +82,8 @@ static const struct tspec std_tensors[] = {
 struct wbuild {
     gguf_writer *w;
     uint64_t data_bytes;
+    uint32_t version;
+    int order;
     gguf_error err;
 };
 
@@ -188,6 +97,8 @@ static void wcheck(struct wbuild *wb, int rc, const char *what)
 static void wb_begin(struct wbuild *wb, uint32_t version, int order)
 {
     memset(wb, 0, sizeof *wb);
+    wb->version = version;
+    wb->order = order;
     wb->w = gguf_writer_new();
     if (!wb->w) die("out of memory");
     wcheck(wb, gguf_writer_set_version(wb->w, version, &wb->err), "set_version");
@@ -231,7 +142,8 @@ static void wb_std_tensors(struct wbuild *wb)
 }
 
 /* Writes the header and deterministic tensor data to a temporary file and
- * returns the file's bytes.  Frees the writer. */
+ * returns the file's bytes, marked with the file's byte order and version
+ * so that patches go in as the reader expects them.  Frees the writer. */
 static struct bytes wb_finish(struct wbuild *wb)
 {
     FILE *tmp = tmpfile();
@@ -249,10 +161,10 @@ static struct bytes wb_finish(struct wbuild *wb)
     wb->w = NULL;
 
     struct bytes b = {0};
+    b.big = wb->order == GGUF_BIG_ENDIAN;
+    b.v1 = wb->version == 1;
     if (fflush(tmp) != 0 || fseek(tmp, 0, SEEK_SET) != 0) die("temporary file: %s", strerror(errno));
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, tmp)) > 0) b_put(&b, chunk, got);
-    if (ferror(tmp)) die("temporary file: %s", strerror(errno));
+    if (b_read(&b, tmp) != 0) die("temporary file: %s", strerror(errno));
     fclose(tmp);
     return b;
 }
@@ -365,80 +277,82 @@ static void emit(const char *name, const char *expect, struct bytes *b)
 /* ------------------------------------------------------------------------ */
 /* The cases                                                                 */
 
-/* Bytes of a key/string/name field: length then bytes (v2/v3 layout). */
-static struct bytes raw_string(uint64_t len, int fill)
+/* Emits a copy of base with the u32 or u64 at off set to v, in base's byte
+ * order. */
+static void emit_u32(const char *name, const char *expect, const struct bytes *base, uint64_t off,
+                     uint32_t v)
 {
-    struct bytes r = {0};
-    b_put_u64(&r, len);
-    b_reserve(&r, (size_t)len);
-    memset(r.p + r.n, fill, (size_t)len);
-    r.n += (size_t)len;
-    return r;
+    struct bytes b = b_copy(base);
+    b_patch_u32(&b, off, v);
+    emit(name, expect, &b);
+}
+
+static void emit_u64(const char *name, const char *expect, const struct bytes *base, uint64_t off,
+                     uint64_t v)
+{
+    struct bytes b = b_copy(base);
+    b_patch_u64(&b, off, v);
+    emit(name, expect, &b);
+}
+
+/* Emits a copy of base with the n bytes at off overwritten by src. */
+static void emit_patch(const char *name, const char *expect, const struct bytes *base,
+                       uint64_t off, const void *src, size_t n)
+{
+    struct bytes b = b_copy(base);
+    b_patch(&b, off, src, n);
+    emit(name, expect, &b);
+}
+
+/* Emits a copy of base in which the string field (length and bytes) from
+ * off to end is replaced by one of len bytes, each fill. */
+static void emit_string(const char *name, const char *expect, const struct bytes *base,
+                        uint64_t off, uint64_t end, uint64_t len, int fill)
+{
+    struct bytes r = {NULL, 0, 0, base->big, base->v1};
+    b_len(&r, len);
+    b_fill(&r, fill, (size_t)len);
+    struct bytes b = b_copy(base);
+    b_splice(&b, off, (size_t)(end - off), r.p, r.n);
+    b_free(&r);
+    emit(name, expect, &b);
+}
+
+/* Emits a copy of base with the first two dims of tensor info t set. */
+static void emit_dims2(const char *name, const char *expect, const struct bytes *base,
+                       const struct tpos *t, uint64_t ne0, uint64_t ne1)
+{
+    struct bytes b = b_copy(base);
+    b_patch_u64(&b, t->dims, ne0);
+    b_patch_u64(&b, t->dims + 8, ne1);
+    emit(name, expect, &b);
 }
 
 /* Header: magic, version, counts, in every version and byte order. */
 static void header_cases(const struct bytes *base)
 {
-    struct bytes b;
-
-    b = b_copy(base);
-    b_patch(&b, 0, "GGUG", 4);
-    emit("bad-magic.gguf", "magic", &b);
-
-    b = b_copy(base);
-    b_patch_u32(&b, 4, 0);
-    emit("version-0.gguf", "version 0", &b);
-
-    b = b_copy(base);
-    b_patch_u32(&b, 4, 4);
-    emit("version-4.gguf", "version 4", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, 8, UINT64_C(1) << 63);
-    emit("tensor-count-2e63.gguf", "tensor\t9223372036854775808", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, 8, UINT64_MAX);
-    emit("tensor-count-max.gguf", "tensor\t18446744073709551615", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, 16, UINT64_C(1) << 63);
-    emit("kv-count-2e63.gguf", "key\t9223372036854775808", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, 16, UINT64_MAX);
-    emit("kv-count-max.gguf", "key\t18446744073709551615", &b);
+    emit_patch("bad-magic.gguf", "magic", base, 0, "GGUG", 4);
+    emit_u32("version-0.gguf", "version 0", base, 4, 0);
+    emit_u32("version-4.gguf", "version 4", base, 4, 4);
+    emit_u64("tensor-count-2e63.gguf", "tensor\t9223372036854775808", base, 8, UINT64_C(1) << 63);
+    emit_u64("tensor-count-max.gguf", "tensor\t18446744073709551615", base, 8, UINT64_MAX);
+    emit_u64("kv-count-2e63.gguf", "key\t9223372036854775808", base, 16, UINT64_C(1) << 63);
+    emit_u64("kv-count-max.gguf", "key\t18446744073709551615", base, 16, UINT64_MAX);
 
     /* Version 1: 32-bit counts and lengths. */
     struct bytes v1 = std_base(1, GGUF_LITTLE_ENDIAN);
     gguf_file *f = open_base(&v1, "v1 base");
     struct kvpos s = kv_pos(f, "test.str");
     gguf_close(f);
-
-    b = b_copy(&v1);
-    b_patch_u32(&b, 12, UINT32_MAX);
-    emit("v1-kv-count-max.gguf", "key\t4294967295", &b);
-
-    b = b_copy(&v1);
-    b_patch_u32(&b, 8, UINT32_MAX);
-    emit("v1-tensor-count-max.gguf", "tensor\t4294967295", &b);
-
-    b = b_copy(&v1);
-    b_patch_u32(&b, s.val, UINT32_MAX);
-    emit("v1-string-len-max.gguf", "test.str\t4294967295", &b);
-
+    emit_u32("v1-kv-count-max.gguf", "key\t4294967295", &v1, 12, UINT32_MAX);
+    emit_u32("v1-tensor-count-max.gguf", "tensor\t4294967295", &v1, 8, UINT32_MAX);
+    emit_u32("v1-string-len-max.gguf", "test.str\t4294967295", &v1, s.val, UINT32_MAX);
     emit("v1-valid.gguf", "OK", &v1);
 
     /* Big-endian: the same checks on swapped fields. */
     struct bytes be = std_base(3, GGUF_BIG_ENDIAN);
-    b = b_copy(&be);
-    b_patch_int(&b, 16, UINT64_C(1) << 63, 8, GGUF_BIG_ENDIAN);
-    emit("be-kv-count-2e63.gguf", "key\t9223372036854775808", &b);
-
-    b = b_copy(&be);
-    b_patch_int(&b, 8, UINT64_MAX, 8, GGUF_BIG_ENDIAN);
-    emit("be-tensor-count-max.gguf", "tensor\t18446744073709551615", &b);
-
+    emit_u64("be-kv-count-2e63.gguf", "key\t9223372036854775808", &be, 16, UINT64_C(1) << 63);
+    emit_u64("be-tensor-count-max.gguf", "tensor\t18446744073709551615", &be, 8, UINT64_MAX);
     emit("be-valid.gguf", "OK", &be);
 }
 
@@ -492,81 +406,42 @@ static void truncation_cases(const struct bytes *base, const gguf_file *f)
 /* Lengths and counts of strings and arrays. */
 static void length_cases(const struct bytes *base, const gguf_file *f)
 {
-    struct bytes b;
     struct kvpos k = kv_pos(f, "test.u32");
     struct kvpos s = kv_pos(f, "test.str");
     struct kvpos a = kv_pos(f, "test.arr");
     struct kvpos sa = kv_pos(f, "test.strs");
     struct tpos t0 = t_pos(f, 0);
 
-    b = b_copy(base);
-    b_patch_u64(&b, s.val, base->n);
-    emit("string-len-past-end.gguf", "test.str", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, s.val, UINT64_C(1) << 63);
-    emit("string-len-2e63.gguf", "test.str\t9223372036854775808", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, s.val, UINT64_MAX);
-    emit("string-len-max.gguf", "test.str\t18446744073709551615", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, k.off, base->n);
-    emit("key-len-past-end.gguf", "key", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, k.off, UINT64_C(1) << 63);
-    emit("key-len-2e63.gguf", "key\t9223372036854775808", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, a.val + 4, 1000000);
-    emit("array-count-past-end.gguf", "test.arr\t1000000", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, a.val + 4, UINT64_C(1) << 63);
-    emit("array-count-2e63.gguf", "test.arr\t9223372036854775808", &b);
-
+    emit_u64("string-len-past-end.gguf", "test.str", base, s.val, base->n);
+    emit_u64("string-len-2e63.gguf", "test.str\t9223372036854775808", base, s.val,
+             UINT64_C(1) << 63);
+    emit_u64("string-len-max.gguf", "test.str\t18446744073709551615", base, s.val, UINT64_MAX);
+    emit_u64("key-len-past-end.gguf", "key", base, k.off, base->n);
+    emit_u64("key-len-2e63.gguf", "key\t9223372036854775808", base, k.off, UINT64_C(1) << 63);
+    emit_u64("array-count-past-end.gguf", "test.arr\t1000000", base, a.val + 4, 1000000);
+    emit_u64("array-count-2e63.gguf", "test.arr\t9223372036854775808", base, a.val + 4,
+             UINT64_C(1) << 63);
     /* 2^62 u32 elements are 2^64 bytes: a size that wraps to 0. */
-    b = b_copy(base);
-    b_patch_u64(&b, a.val + 4, UINT64_C(1) << 62);
-    emit("array-bytes-wrap.gguf", "test.arr\t4611686018427387904", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, sa.val + 4, UINT64_C(1) << 63);
-    emit("string-array-count-2e63.gguf", "test.strs\t9223372036854775808", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, sa.val + 12, UINT64_MAX);   /* length of element 0 */
-    emit("string-array-elem-len-max.gguf", "test.strs\t18446744073709551615", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, t0.off, UINT64_C(1) << 63);
-    emit("tensor-name-len-2e63.gguf", "tensor 0\t9223372036854775808", &b);
+    emit_u64("array-bytes-wrap.gguf", "test.arr\t4611686018427387904", base, a.val + 4,
+             UINT64_C(1) << 62);
+    emit_u64("string-array-count-2e63.gguf", "test.strs\t9223372036854775808", base, sa.val + 4,
+             UINT64_C(1) << 63);
+    emit_u64("string-array-elem-len-max.gguf", "test.strs\t18446744073709551615", base,
+             sa.val + 12, UINT64_MAX);   /* length of element 0 */
+    emit_u64("tensor-name-len-2e63.gguf", "tensor 0\t9223372036854775808", base, t0.off,
+             UINT64_C(1) << 63);
 }
 
 /* Value and element type ids, nesting depth. */
 static void type_cases(const struct bytes *base, const gguf_file *f)
 {
-    struct bytes b;
     struct kvpos k = kv_pos(f, "test.u32");
     struct kvpos a = kv_pos(f, "test.arr");
 
-    b = b_copy(base);
-    b_patch_u32(&b, k.type, GGUF_VT_COUNT);
-    emit("kv-type-13.gguf", "test.u32\t13", &b);
-
-    b = b_copy(base);
-    b_patch_u32(&b, k.type, UINT32_MAX);
-    emit("kv-type-max.gguf", "test.u32\t4294967295", &b);
-
-    b = b_copy(base);
-    b_patch_u32(&b, a.val, GGUF_VT_COUNT);
-    emit("array-elem-type-13.gguf", "test.arr\t13", &b);
-
-    b = b_copy(base);
-    b_patch_u32(&b, a.val, UINT32_MAX);
-    emit("array-elem-type-max.gguf", "test.arr\t4294967295", &b);
+    emit_u32("kv-type-13.gguf", "test.u32\t13", base, k.type, GGUF_VT_COUNT);
+    emit_u32("kv-type-max.gguf", "test.u32\t4294967295", base, k.type, UINT32_MAX);
+    emit_u32("array-elem-type-13.gguf", "test.arr\t13", base, a.val, GGUF_VT_COUNT);
+    emit_u32("array-elem-type-max.gguf", "test.arr\t4294967295", base, a.val, UINT32_MAX);
 
     /* Nested arrays replacing the value of test.arr: depth levels of
      * [ARRAY, count 1], the innermost [UINT8, count 1, byte].  8 is the cap. */
@@ -580,15 +455,11 @@ static void type_cases(const struct bytes *base, const gguf_file *f)
         {"nested-10000.gguf", 10000, "test.arr\tnested"},
     };
     for (size_t i = 0; i < sizeof nests / sizeof nests[0]; i++) {
-        struct bytes v = {0};
-        for (unsigned d = 1; d < nests[i].depth; d++) {
-            b_put_u32(&v, GGUF_VT_ARRAY);
-            b_put_u64(&v, 1);
-        }
-        b_put_u32(&v, GGUF_VT_UINT8);
-        b_put_u64(&v, 1);
-        b_put(&v, "\x2a", 1);
-        b = b_copy(base);
+        struct bytes v = {NULL, 0, 0, base->big, base->v1};
+        for (unsigned d = 1; d < nests[i].depth; d++) b_arr(&v, GGUF_VT_ARRAY, 1);
+        b_arr(&v, GGUF_VT_UINT8, 1);
+        b_u8(&v, 0x2a);
+        struct bytes b = b_copy(base);
         b_splice(&b, a.val, a.end - a.val, v.p, v.n);
         b_free(&v);
         emit(nests[i].name, nests[i].expect, &b);
@@ -598,45 +469,19 @@ static void type_cases(const struct bytes *base, const gguf_file *f)
 /* Keys: empty, duplicate, NUL inside, too long; BOOL values. */
 static void key_cases(const struct bytes *base, const gguf_file *f)
 {
-    struct bytes b, r;
     struct kvpos k = kv_pos(f, "test.u32");
     struct kvpos bb = kv_pos(f, "test.bbb");
     struct kvpos bo = kv_pos(f, "test.bool");
     struct kvpos bs = kv_pos(f, "test.bools");
 
-    b = b_copy(base);
-    r = raw_string(0, 0);
-    b_splice(&b, k.off, k.type - k.off, r.p, r.n);
-    b_free(&r);
-    emit("key-empty.gguf", "key\tempty", &b);
-
-    b = b_copy(base);
-    b_patch(&b, bb.key, "test.aaa", 8);
-    emit("key-duplicate.gguf", "duplicate key\ttest.aaa", &b);
-
-    b = b_copy(base);
-    b_patch(&b, k.key + 4, "", 1);           /* "test\0u32" */
-    emit("key-nul.gguf", "key\tNUL", &b);
-
-    b = b_copy(base);
-    r = raw_string(65536, 'k');
-    b_splice(&b, k.off, k.type - k.off, r.p, r.n);
-    b_free(&r);
-    emit("key-65536.gguf", "key\t65536", &b);
-
-    b = b_copy(base);
-    r = raw_string(65535, 'k');
-    b_splice(&b, k.off, k.type - k.off, r.p, r.n);
-    b_free(&r);
-    emit("key-65535.gguf", "OK", &b);
-
-    b = b_copy(base);
-    b_patch(&b, bo.val, "\x02", 1);
-    emit("bool-2.gguf", "test.bool\t2", &b);
-
-    b = b_copy(base);
-    b_patch(&b, bs.val + 12 + 1, "\x02", 1);   /* element 1 */
-    emit("bool-array-2.gguf", "test.bools\t2", &b);
+    emit_string("key-empty.gguf", "key\tempty", base, k.off, k.type, 0, 0);
+    emit_patch("key-duplicate.gguf", "duplicate key\ttest.aaa", base, bb.key, "test.aaa", 8);
+    emit_patch("key-nul.gguf", "key\tNUL", base, k.key + 4, "", 1);   /* "test\0u32" */
+    emit_string("key-65536.gguf", "key\t65536", base, k.off, k.type, 65536, 'k');
+    emit_string("key-65535.gguf", "OK", base, k.off, k.type, 65535, 'k');
+    emit_patch("bool-2.gguf", "test.bool\t2", base, bo.val, "\x02", 1);
+    emit_patch("bool-array-2.gguf", "test.bools\t2", base, bs.val + 12 + 1,   /* element 1 */
+               "\x02", 1);
 }
 
 /* general.alignment with a bad type or value.  The writer refuses those, so
@@ -701,130 +546,69 @@ static void alignment_cases(void)
 /* Tensor infos: names, ranks, dims, types. */
 static void tensor_cases(const struct bytes *base, const gguf_file *f)
 {
-    struct bytes b, r;
     struct tpos t0 = t_pos(f, T_F32), t1 = t_pos(f, T_Q8), t3 = t_pos(f, T_I8);
 
-    b = b_copy(base);
-    r = raw_string(0, 0);
-    b_splice(&b, t1.off, t1.ndims - t1.off, r.p, r.n);
-    b_free(&r);
-    emit("tensor-name-empty.gguf", "tensor 1\tname", &b);
-
-    b = b_copy(base);
-    b_patch(&b, t1.name, std_tensors[T_F32].name, t1.namelen);
-    emit("tensor-name-duplicate.gguf", "duplicate\tblk.0.f32", &b);
-
-    b = b_copy(base);
-    r = raw_string(65, 'n');
-    b_splice(&b, t1.off, t1.ndims - t1.off, r.p, r.n);
-    b_free(&r);
-    emit("tensor-name-65.gguf", "tensor 1\t65", &b);
-
-    b = b_copy(base);
-    r = raw_string(64, 'n');
-    b_splice(&b, t1.off, t1.ndims - t1.off, r.p, r.n);
-    b_free(&r);
-    emit("tensor-name-64.gguf", "OK", &b);
-
-    b = b_copy(base);
-    b_patch_u32(&b, t1.ndims, 0);
-    emit("n-dims-0.gguf", "tensor 1\tn_dims", &b);
-
-    b = b_copy(base);
-    b_patch_u32(&b, t1.ndims, 5);
-    emit("n-dims-5.gguf", "tensor 1\tn_dims", &b);
+    emit_string("tensor-name-empty.gguf", "tensor 1\tname", base, t1.off, t1.ndims, 0, 0);
+    emit_patch("tensor-name-duplicate.gguf", "duplicate\tblk.0.f32", base, t1.name,
+               std_tensors[T_F32].name, t1.namelen);
+    emit_string("tensor-name-65.gguf", "tensor 1\t65", base, t1.off, t1.ndims, 65, 'n');
+    emit_string("tensor-name-64.gguf", "OK", base, t1.off, t1.ndims, 64, 'n');
+    emit_u32("n-dims-0.gguf", "tensor 1\tn_dims", base, t1.ndims, 0);
+    emit_u32("n-dims-5.gguf", "tensor 1\tn_dims", base, t1.ndims, 5);
 
     /* A zero dim is a tensor of 0 bytes: valid. */
-    b = b_copy(base);
-    b_patch_u64(&b, t0.dims + 8, 0);
-    emit("zero-dim.gguf", "OK", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, t1.dims, 0);
-    emit("zero-ne0-q8_0.gguf", "OK", &b);
+    emit_u64("zero-dim.gguf", "OK", base, t0.dims + 8, 0);
+    emit_u64("zero-ne0-q8_0.gguf", "OK", base, t1.dims, 0);
 
     /* Element count 2^32 * 2^32 wraps to 0. */
-    b = b_copy(base);
-    b_patch_u64(&b, t0.dims, UINT64_C(1) << 32);
-    b_patch_u64(&b, t0.dims + 8, UINT64_C(1) << 32);
-    emit("dims-product-wrap.gguf", "tensor 0\tblk.0.f32", &b);
+    emit_dims2("dims-product-wrap.gguf", "tensor 0\tblk.0.f32", base, &t0, UINT64_C(1) << 32,
+               UINT64_C(1) << 32);
 
     /* Four dims of 2^16: the product is 2^64, 0 after wrapping. */
-    b = b_copy(base);
+    struct bytes b = b_copy(base);
     for (int d = 0; d < 4; d++) b_patch_u64(&b, t3.dims + 8 * (uint64_t)d, UINT64_C(1) << 16);
     emit("dims-product-wrap-4d.gguf", "tensor 3\tblk.0.i8x", &b);
 
     /* 2^31 x 2^31 F32: 2^62 elements fit, 2^64 bytes wrap to 0. */
-    b = b_copy(base);
-    b_patch_u64(&b, t0.dims, UINT64_C(1) << 31);
-    b_patch_u64(&b, t0.dims + 8, UINT64_C(1) << 31);
-    emit("bytes-wrap-f32-2d.gguf", "tensor 0\tblk.0.f32", &b);
+    emit_dims2("bytes-wrap-f32-2d.gguf", "tensor 0\tblk.0.f32", base, &t0, UINT64_C(1) << 31,
+               UINT64_C(1) << 31);
 
     /* ne0 = 2^62 - 1 F32: 2^64 - 4 bytes; padding it overflows. */
-    b = b_copy(base);
-    b_patch_u64(&b, t0.dims, (UINT64_C(1) << 62) - 1);
-    b_patch_u64(&b, t0.dims + 8, 1);
-    emit("f32-ne0-2e62-1.gguf", "tensor 0\tblk.0.f32", &b);
+    emit_dims2("f32-ne0-2e62-1.gguf", "tensor 0\tblk.0.f32", base, &t0,
+               (UINT64_C(1) << 62) - 1, 1);
 
     /* ne0 = 2^62 F32: 2^64 bytes, 0 after wrapping. */
-    b = b_copy(base);
-    b_patch_u64(&b, t0.dims, UINT64_C(1) << 62);
-    b_patch_u64(&b, t0.dims + 8, 1);
-    emit("f32-ne0-2e62.gguf", "tensor 0\tblk.0.f32", &b);
+    emit_dims2("f32-ne0-2e62.gguf", "tensor 0\tblk.0.f32", base, &t0, UINT64_C(1) << 62, 1);
 
     /* Q8_0: 542551296285575048 blocks of 34 bytes are 2^64 + 16 bytes, a
      * size that wraps to a plausible 16.  As one row, ne0 is past 2^63 (ggml
      * dims are int64); as 281401388481241 blocks x 1928 rows, each row's size
      * fits and the product wraps. */
-    b = b_copy(base);
-    b_patch_u64(&b, t1.dims, UINT64_C(542551296285575048) * 32);
-    b_patch_u64(&b, t1.dims + 8, 1);
-    emit("q8_0-row-bytes-wrap.gguf", "tensor 1\tblk.0.q8_", &b);
+    emit_dims2("q8_0-row-bytes-wrap.gguf", "tensor 1\tblk.0.q8_", base, &t1,
+               UINT64_C(542551296285575048) * 32, 1);
+    emit_dims2("q8_0-bytes-wrap.gguf", "tensor 1\tblk.0.q8_", base, &t1,
+               UINT64_C(281401388481241) * 32, 1928);
 
-    b = b_copy(base);
-    b_patch_u64(&b, t1.dims, UINT64_C(281401388481241) * 32);
-    b_patch_u64(&b, t1.dims + 8, 1928);
-    emit("q8_0-bytes-wrap.gguf", "tensor 1\tblk.0.q8_", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, t1.dims, 33);
-    emit("ne0-not-block-multiple.gguf", "tensor 1\t33", &b);
-
-    b = b_copy(base);
-    b_patch_u32(&b, t1.type, 99);
-    emit("tensor-type-99.gguf", "tensor 1\t99", &b);
-
-    b = b_copy(base);
-    b_patch_u32(&b, t1.type, UINT32_MAX);
-    emit("tensor-type-max.gguf", "tensor 1\t4294967295", &b);
+    emit_u64("ne0-not-block-multiple.gguf", "tensor 1\t33", base, t1.dims, 33);
+    emit_u32("tensor-type-99.gguf", "tensor 1\t99", base, t1.type, 99);
+    emit_u32("tensor-type-max.gguf", "tensor 1\t4294967295", base, t1.type, UINT32_MAX);
 }
 
 /* Data offsets: misaligned, past the end, wrapping, overlapping. */
 static void offset_cases(const struct bytes *base, const gguf_file *f)
 {
-    struct bytes b;
     struct tpos t0 = t_pos(f, T_F32), t1 = t_pos(f, T_Q8);
     uint64_t doff = gguf_data_offset(f);
     uint64_t rel0 = t0.data_offset - doff, rel1 = t1.data_offset - doff;
 
-    b = b_copy(base);
-    b_patch_u64(&b, t1.offset, rel1 + 1);
-    emit("offset-misaligned.gguf", "tensor 1\talign", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, t1.offset, UINT64_C(1) << 40);
-    emit("offset-past-end.gguf", "tensor 1\tblk.0.q8_", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, t1.offset, UINT64_MAX - 31);   /* aligned; + size wraps */
-    emit("offset-wraps.gguf", "tensor 1\tblk.0.q8_", &b);
-
-    b = b_copy(base);
-    b_patch_u64(&b, t1.offset, rel0);
-    emit("offset-overlap.gguf", "overlap", &b);
+    emit_u64("offset-misaligned.gguf", "tensor 1\talign", base, t1.offset, rel1 + 1);
+    emit_u64("offset-past-end.gguf", "tensor 1\tblk.0.q8_", base, t1.offset, UINT64_C(1) << 40);
+    emit_u64("offset-wraps.gguf", "tensor 1\tblk.0.q8_", base, t1.offset,
+             UINT64_MAX - 31);   /* aligned; + size wraps */
+    emit_u64("offset-overlap.gguf", "overlap", base, t1.offset, rel0);
 
     /* A data section that starts past the end: header only, no padding. */
-    b = b_copy(base);
+    struct bytes b = b_copy(base);
     b_truncate(&b, gguf_header_size(f));
     emit("data-section-past-end.gguf", "data", &b);
 }

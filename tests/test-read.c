@@ -18,97 +18,49 @@
 
 #include "gguf/gguf.h"
 #include "tests/testutil.h"
-
-/* ------------------------------------------------------------------------ */
-/* A byte builder                                                            */
-
-typedef struct {
-    uint8_t *b;
-    size_t n, cap;
-    int be;     /* big-endian numbers */
-    int v1;     /* 32-bit counts and lengths */
-} bld;
-
-static void put(bld *o, const void *p, size_t n)
-{
-    if (o->n + n > o->cap) {
-        o->cap = (o->n + n) * 2 + 64;
-        o->b = realloc(o->b, o->cap);
-        if (!o->b) HARD_ERROR("out of memory");
-    }
-    memcpy(o->b + o->n, p, n);
-    o->n += n;
-}
-
-static void putn(bld *o, uint64_t v, int bytes)
-{
-    uint8_t t[8];
-    for (int i = 0; i < bytes; i++) {
-        int sh = o->be ? 8 * (bytes - 1 - i) : 8 * i;
-        t[i] = (uint8_t)(v >> sh);
-    }
-    put(o, t, (size_t)bytes);
-}
-
-static void u8(bld *o, uint8_t v) { putn(o, v, 1); }
-static void u16(bld *o, uint16_t v) { putn(o, v, 2); }
-static void u32(bld *o, uint32_t v) { putn(o, v, 4); }
-static void u64(bld *o, uint64_t v) { putn(o, v, 8); }
-static void len(bld *o, uint64_t v) { putn(o, v, o->v1 ? 4 : 8); }
-static void str(bld *o, const char *s, size_t n) { len(o, n); put(o, s, n); }
-static void key(bld *o, const char *k, uint32_t type) { str(o, k, strlen(k)); u32(o, type); }
-static void pad(bld *o, size_t align) { while (o->n % align) u8(o, 0); }
-
-static uint32_t f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static uint64_t f64_bits(double f) { uint64_t u; memcpy(&u, &f, 8); return u; }
+#include "tests/bytes.h"
 
 #define N_KV 19
 #define ALIGN 64
 
 /* The test file: every value type, nested arrays, three tensors (one with a
  * zero dimension), alignment 64.  *data_off gets the data section start. */
-static bld make_file(uint32_t version, int be, size_t *data_off)
+static struct bytes make_file(uint32_t version, int be, size_t *data_off)
 {
-    bld o = {0};
-    o.be = be;
-    o.v1 = version == 1;
-    put(&o, "GGUF", 4);
-    u32(&o, version);
-    len(&o, 3);     /* tensors */
-    len(&o, N_KV);  /* KVs */
-    key(&o, "general.architecture", GGUF_VT_STRING); str(&o, "qwen2", 5);
-    key(&o, "t.u8", GGUF_VT_UINT8); u8(&o, 200);
-    key(&o, "t.i8", GGUF_VT_INT8); u8(&o, (uint8_t)-5);
-    key(&o, "t.u16", GGUF_VT_UINT16); u16(&o, 60000);
-    key(&o, "t.i16", GGUF_VT_INT16); u16(&o, (uint16_t)-30000);
-    key(&o, "t.u32", GGUF_VT_UINT32); u32(&o, 4000000000u);
-    key(&o, "t.i32", GGUF_VT_INT32); u32(&o, (uint32_t)-2000000000);
-    key(&o, "t.u64", GGUF_VT_UINT64); u64(&o, (1ull << 63) + 5);
-    key(&o, "t.i64", GGUF_VT_INT64); u64(&o, (uint64_t)-(1ll << 62));
-    key(&o, "t.f32", GGUF_VT_FLOAT32); u32(&o, f32_bits(1.5f));
-    key(&o, "t.f64", GGUF_VT_FLOAT64); u64(&o, f64_bits(-2.25));
-    key(&o, "t.bool", GGUF_VT_BOOL); u8(&o, 1);
-    key(&o, "t.str", GGUF_VT_STRING); str(&o, "a\0b\xff", 4);
-    key(&o, "t.arr_u32", GGUF_VT_ARRAY); u32(&o, GGUF_VT_UINT32); len(&o, 3);
-    u32(&o, 1); u32(&o, 2); u32(&o, 0xdeadbeef);
-    key(&o, "t.arr_str", GGUF_VT_ARRAY); u32(&o, GGUF_VT_STRING); len(&o, 3);
-    str(&o, "x", 1); str(&o, "yz", 2); str(&o, "", 0);
-    key(&o, "t.nested", GGUF_VT_ARRAY); u32(&o, GGUF_VT_ARRAY); len(&o, 2);
-    u32(&o, GGUF_VT_UINT8); len(&o, 2); u8(&o, 7); u8(&o, 8);
-    u32(&o, GGUF_VT_INT16); len(&o, 1); u16(&o, (uint16_t)-2);
-    key(&o, "t.arr_bool", GGUF_VT_ARRAY); u32(&o, GGUF_VT_BOOL); len(&o, 2); u8(&o, 1); u8(&o, 0);
-    key(&o, "t.arr_empty", GGUF_VT_ARRAY); u32(&o, GGUF_VT_FLOAT32); len(&o, 0);
-    key(&o, "general.alignment", GGUF_VT_UINT32); u32(&o, ALIGN);
+    struct bytes o = b_header(version, be, 3, N_KV); /* 3 tensors, N_KV KVs */
+    b_key(&o, "general.architecture", GGUF_VT_STRING); b_str(&o, "qwen2", 5);
+    b_key(&o, "t.u8", GGUF_VT_UINT8); b_u8(&o, 200);
+    b_key(&o, "t.i8", GGUF_VT_INT8); b_u8(&o, (uint8_t)-5);
+    b_key(&o, "t.u16", GGUF_VT_UINT16); b_u16(&o, 60000);
+    b_key(&o, "t.i16", GGUF_VT_INT16); b_u16(&o, (uint16_t)-30000);
+    b_key(&o, "t.u32", GGUF_VT_UINT32); b_u32(&o, 4000000000u);
+    b_key(&o, "t.i32", GGUF_VT_INT32); b_u32(&o, (uint32_t)-2000000000);
+    b_key(&o, "t.u64", GGUF_VT_UINT64); b_u64(&o, (1ull << 63) + 5);
+    b_key(&o, "t.i64", GGUF_VT_INT64); b_u64(&o, (uint64_t)-(1ll << 62));
+    b_key(&o, "t.f32", GGUF_VT_FLOAT32); b_f32(&o, 1.5f);
+    b_key(&o, "t.f64", GGUF_VT_FLOAT64); b_f64(&o, -2.25);
+    b_key(&o, "t.bool", GGUF_VT_BOOL); b_u8(&o, 1);
+    b_key(&o, "t.str", GGUF_VT_STRING); b_str(&o, "a\0b\xff", 4);
+    b_key(&o, "t.arr_u32", GGUF_VT_ARRAY); b_arr(&o, GGUF_VT_UINT32, 3);
+    b_u32(&o, 1); b_u32(&o, 2); b_u32(&o, 0xdeadbeef);
+    b_key(&o, "t.arr_str", GGUF_VT_ARRAY); b_arr(&o, GGUF_VT_STRING, 3);
+    b_str(&o, "x", 1); b_str(&o, "yz", 2); b_str(&o, "", 0);
+    b_key(&o, "t.nested", GGUF_VT_ARRAY); b_arr(&o, GGUF_VT_ARRAY, 2);
+    b_arr(&o, GGUF_VT_UINT8, 2); b_u8(&o, 7); b_u8(&o, 8);
+    b_arr(&o, GGUF_VT_INT16, 1); b_u16(&o, (uint16_t)-2);
+    b_key(&o, "t.arr_bool", GGUF_VT_ARRAY); b_arr(&o, GGUF_VT_BOOL, 2); b_u8(&o, 1); b_u8(&o, 0);
+    b_key(&o, "t.arr_empty", GGUF_VT_ARRAY); b_arr(&o, GGUF_VT_FLOAT32, 0);
+    b_key(&o, "general.alignment", GGUF_VT_UINT32); b_u32(&o, ALIGN);
     /* tensors: a F32 4x2 @0 (32 B), b Q8_0 64 @64 (68 B), z F16 0x3 @192 (0 B) */
-    str(&o, "a", 1); u32(&o, 2); len(&o, 4); len(&o, 2); u32(&o, GGUF_T_F32); u64(&o, 0);
-    str(&o, "blk.0.b", 7); u32(&o, 1); len(&o, 64); u32(&o, GGUF_T_Q8_0); u64(&o, 64);
-    str(&o, "z", 1); u32(&o, 2); len(&o, 0); len(&o, 3); u32(&o, GGUF_T_F16); u64(&o, 192);
-    pad(&o, ALIGN);
+    b_tensor(&o, "a", GGUF_T_F32, 2, (const uint64_t[]){4, 2}, 0);
+    b_tensor(&o, "blk.0.b", GGUF_T_Q8_0, 1, (const uint64_t[]){64}, 64);
+    b_tensor(&o, "z", GGUF_T_F16, 2, (const uint64_t[]){0, 3}, 192);
+    b_pad(&o, ALIGN);
     *data_off = o.n;
-    for (int i = 0; i < 8; i++) u32(&o, f32_bits((float)i - 3.5f));
-    pad(&o, ALIGN);
-    for (int i = 0; i < 68; i++) u8(&o, (uint8_t)(i * 7 + 1));
-    pad(&o, ALIGN);
+    for (int i = 0; i < 8; i++) b_f32(&o, (float)i - 3.5f);
+    b_pad(&o, ALIGN);
+    for (int i = 0; i < 68; i++) b_u8(&o, (uint8_t)(i * 7 + 1));
+    b_pad(&o, ALIGN);
     return o;
 }
 
@@ -193,7 +145,8 @@ static void write_gz(const char *path, const void *p, size_t n)
 }
 
 /* Opens the bytes through a pipe fed by a child process. */
-static int open_pipe(gguf_file **f, const bld *o, unsigned flags, gguf_error *err, pid_t *child)
+static int open_pipe(gguf_file **f, const struct bytes *o, unsigned flags, gguf_error *err,
+                     pid_t *child)
 {
     int fds[2];
     if (pipe(fds) < 0) HARD_ERROR("pipe");
@@ -203,7 +156,7 @@ static int open_pipe(gguf_file **f, const bld *o, unsigned flags, gguf_error *er
         close(fds[0]);
         size_t off = 0;
         while (off < o->n) {
-            ssize_t w = write(fds[1], o->b + off, o->n - off);
+            ssize_t w = write(fds[1], o->p + off, o->n - off);
             if (w <= 0) _exit(1);
             off += (size_t)w;
         }
@@ -346,12 +299,12 @@ static void check_data(gguf_file *f, int be)
 static void test_modes(uint32_t version, int be)
 {
     size_t data_off;
-    bld o = make_file(version, be, &data_off);
+    struct bytes o = make_file(version, be, &data_off);
     char path[256], gzpath[300];
     snprintf(path, sizeof path, "%s/v%u%s.gguf", tmpdir, version, be ? "be" : "le");
     snprintf(gzpath, sizeof gzpath, "%s.gz", path);
-    write_file(path, o.b, o.n);
-    write_gz(gzpath, o.b, o.n);
+    write_file(path, o.p, o.n);
+    write_gz(gzpath, o.p, o.n);
 
     gguf_error err;
     gguf_file *ref = NULL;
@@ -383,7 +336,7 @@ static void test_modes(uint32_t version, int be)
 
     /* Memory. */
     gguf_file *f = NULL;
-    REQUIRE(gguf_open_memory(&f, o.b, o.n, "mem", &err) == GGUF_OK, "memory: %s", err.message);
+    REQUIRE(gguf_open_memory(&f, o.p, o.n, "mem", &err) == GGUF_OK, "memory: %s", err.message);
     char *got = render(f);
     CHECK(strcmp(got, want) == 0, "memory differs");
     check_data(f, be);
@@ -412,15 +365,15 @@ static void test_modes(uint32_t version, int be)
     gguf_close(ref);
     unlink(path);
     unlink(gzpath);
-    free(o.b);
+    free(o.p);
 }
 
 /* Truncated data seen by a sequential stream names the tensor. */
 static void test_truncated_stream(void)
 {
     size_t data_off;
-    bld o = make_file(3, 0, &data_off);
-    o.n = data_off + 64 + 10; /* cut inside tensor blk.0.b */
+    struct bytes o = make_file(3, 0, &data_off);
+    b_truncate(&o, data_off + 64 + 10); /* cut inside tensor blk.0.b */
     gguf_file *f = NULL;
     gguf_error err;
     pid_t child;
@@ -433,25 +386,21 @@ static void test_truncated_stream(void)
     gguf_close(f);
     waitpid(child, NULL, 0);
     /* The same bytes, mapped/whole: rejected at open naming the tensor. */
-    CHECK(gguf_open_memory(&f, o.b, o.n, "cut", &err) == GGUF_E_FORMAT &&
+    CHECK(gguf_open_memory(&f, o.p, o.n, "cut", &err) == GGUF_E_FORMAT &&
               strstr(err.message, "blk.0.b") && strstr(err.message, "file has"),
           "truncated at open: %s", err.message);
-    free(o.b);
+    free(o.p);
 }
 
 /* A stream is read forward: bytes that have gone by cannot be read again. */
 static void test_stream_order(void)
 {
-    bld o = {0};
     const uint64_t n = 1u << 20;
-    put(&o, "GGUF", 4);
-    u32(&o, 3);
-    len(&o, 1);
-    len(&o, 0);
-    str(&o, "big", 3); u32(&o, 1); len(&o, n); u32(&o, GGUF_T_I8); u64(&o, 0);
-    pad(&o, 32);
+    struct bytes o = b_header(3, 0, 1, 0); /* v3 little-endian, 1 tensor, no KV */
+    b_tensor(&o, "big", GGUF_T_I8, 1, &n, 0);
+    b_pad(&o, 32);
     size_t data_off = o.n;
-    for (uint64_t i = 0; i < n; i++) u8(&o, (uint8_t)(i % 251));
+    for (uint64_t i = 0; i < n; i++) b_u8(&o, (uint8_t)(i % 251));
     gguf_file *f = NULL;
     gguf_error err;
     pid_t child;
@@ -466,7 +415,7 @@ static void test_stream_order(void)
     CHECK(gguf_read_data(f, data_off + n, buf, 1, &err) == GGUF_E_FORMAT, "past the end");
     gguf_close(f);
     waitpid(child, NULL, 0);
-    free(o.b);
+    free(o.p);
 }
 
 static void test_errors(void)

@@ -32,50 +32,9 @@
 
 #include "gguf/gguf.h"
 #include "tests/testutil.h"
+#include "tests/bytes.h"
 
 #define NAME "prefix.gguf"
-
-/* ------------------------------------------------------------------------ */
-/* Bytes                                                                     */
-
-struct bytes {
-    unsigned char *p;
-    size_t n, cap;
-};
-
-static void b_put(struct bytes *b, const void *src, size_t n)
-{
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n) cap *= 2;
-        unsigned char *p = realloc(b->p, cap);
-        if (!p) HARD_ERROR("out of memory");
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, src, n);
-    b->n += n;
-}
-
-static void b_u32(struct bytes *b, uint32_t v)
-{
-    unsigned char t[4];
-    for (int i = 0; i < 4; i++) t[i] = (unsigned char)(v >> (8 * i));
-    b_put(b, t, 4);
-}
-
-static void b_u64(struct bytes *b, uint64_t v)
-{
-    unsigned char t[8];
-    for (int i = 0; i < 8; i++) t[i] = (unsigned char)(v >> (8 * i));
-    b_put(b, t, 8);
-}
-
-static void b_str(struct bytes *b, const char *s)
-{
-    b_u64(b, strlen(s));
-    b_put(b, s, strlen(s));
-}
 
 static double now(void)
 {
@@ -113,9 +72,7 @@ static struct bytes finish(gguf_writer *w, uint64_t data_bytes)
 
     struct bytes b = {0};
     if (fflush(tmp) != 0 || fseek(tmp, 0, SEEK_SET) != 0) HARD_ERROR("tmpfile: %s", strerror(errno));
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, tmp)) > 0) b_put(&b, chunk, got);
-    if (ferror(tmp)) HARD_ERROR("tmpfile: read error");
+    if (b_read(&b, tmp) != 0) HARD_ERROR("tmpfile: read error");
     fclose(tmp);
     return b;
 }
@@ -133,31 +90,21 @@ static uint64_t tensor_bytes(uint32_t type, uint32_t n_dims, const uint64_t *ne)
  *   test.nested = [[1, 2] (u16), ["x", "", "yz"], [[7] (u8)], [] (i32)]  */
 static struct bytes nested_source(void)
 {
-    struct bytes b = {0};
-    b_put(&b, "GGUF", 4);
-    b_u32(&b, 3);
-    b_u64(&b, 0);   /* tensors */
-    b_u64(&b, 1);   /* KVs */
-    b_str(&b, "test.nested");
-    b_u32(&b, GGUF_VT_ARRAY);
-    b_u32(&b, GGUF_VT_ARRAY);
-    b_u64(&b, 4);
-    b_u32(&b, GGUF_VT_UINT16);
-    b_u64(&b, 2);
-    b_put(&b, "\x01\x00\x02\x00", 4);
-    b_u32(&b, GGUF_VT_STRING);
-    b_u64(&b, 3);
-    b_str(&b, "x");
-    b_str(&b, "");
-    b_str(&b, "yz");
-    b_u32(&b, GGUF_VT_ARRAY);
-    b_u64(&b, 1);
-    b_u32(&b, GGUF_VT_UINT8);
-    b_u64(&b, 1);
-    b_put(&b, "\x07", 1);
-    b_u32(&b, GGUF_VT_INT32);
-    b_u64(&b, 0);
-    while (b.n % 32) b_put(&b, "", 1);
+    struct bytes b = b_header(3, 0, 0, 1); /* v3 little-endian, no tensor, 1 KV */
+    b_key(&b, "test.nested", GGUF_VT_ARRAY);
+    b_arr(&b, GGUF_VT_ARRAY, 4);
+    b_arr(&b, GGUF_VT_UINT16, 2);
+    b_u16(&b, 1);
+    b_u16(&b, 2);
+    b_arr(&b, GGUF_VT_STRING, 3);
+    b_str(&b, "x", 1);
+    b_str(&b, "", 0);
+    b_str(&b, "yz", 2);
+    b_arr(&b, GGUF_VT_ARRAY, 1);
+    b_arr(&b, GGUF_VT_UINT8, 1);
+    b_u8(&b, 7);
+    b_arr(&b, GGUF_VT_INT32, 0);
+    b_pad(&b, 32);
     return b;
 }
 

@@ -33,77 +33,21 @@
 
 #include "gguf/gguf.h"
 #include "tests/testutil.h"
+#include "tests/bytes.h"
 
 static char tmpdir[256];
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */
 
-struct bytes {
-    unsigned char *p;
-    size_t n, cap;
-};
-
-static void b_put(struct bytes *b, const void *src, size_t n)
-{
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n) cap *= 2;
-        unsigned char *p = realloc(b->p, cap);
-        if (!p) HARD_ERROR("out of memory");
-        b->p = p;
-        b->cap = cap;
-    }
-    if (n) memcpy(b->p + b->n, src, n);
-    b->n += n;
-}
-
-/* A hand serializer: numbers in the chosen order, counts u32 in v1. */
-struct ser {
-    struct bytes b;
-    int be;
-    int v1;
-};
-
-static void s_num(struct ser *s, uint64_t v, int size)
-{
-    unsigned char t[8];
-    for (int i = 0; i < size; i++)
-        t[s->be ? size - 1 - i : i] = (unsigned char)(v >> (8 * i));
-    b_put(&s->b, t, (size_t)size);
-}
-
-static void s_cnt(struct ser *s, uint64_t v) { s_num(s, v, s->v1 ? 4 : 8); }
-
-static void s_str(struct ser *s, const char *p, size_t n)
-{
-    s_cnt(s, n);
-    b_put(&s->b, p, n);
-}
-
-static void s_key(struct ser *s, const char *key, uint32_t type)
-{
-    s_str(s, key, strlen(key));
-    s_num(s, type, 4);
-}
-
-static void s_pad(struct ser *s, size_t align)
-{
-    static const unsigned char z[64];
-    while (s->b.n % align) b_put(&s->b, z, 1);
-}
-
 static int read_file(const char *path, struct bytes *out)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return -1;
-    unsigned char buf[65536];
-    size_t k;
     out->n = 0;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0) b_put(out, buf, k);
-    int e = ferror(f);
+    int rc = b_read(out, f);
     fclose(f);
-    return e ? -1 : 0;
+    return rc;
 }
 
 static void path_in(char *buf, size_t n, const char *name)
@@ -182,47 +126,35 @@ static void kat_writer(gguf_writer *w)
     ok(gguf_writer_add_tensor(w, "u", GGUF_T_I8, 1, ne_u, &err), &err, "tensor u");
 }
 
-static void kat_expected(struct ser *s, uint32_t version)
+/* The bytes kat_writer must produce, laid out by hand. */
+static struct bytes kat_expected(uint32_t version, int be)
 {
-    memset(&s->b, 0, sizeof s->b);
-    b_put(&s->b, "GGUF", 4);
-    s_num(s, version, 4);
-    s_cnt(s, 2); /* tensors */
-    s_cnt(s, 6); /* KVs */
-    s_key(s, "a", GGUF_VT_UINT32);
-    s_num(s, 7, 4);
-    s_key(s, "s", GGUF_VT_STRING);
-    s_str(s, "hi", 2);
-    s_key(s, "arr", GGUF_VT_ARRAY);
-    s_num(s, GGUF_VT_UINT16, 4);
-    s_cnt(s, 2);
-    s_num(s, 1, 2);
-    s_num(s, 2, 2);
-    s_key(s, "sa", GGUF_VT_ARRAY);
-    s_num(s, GGUF_VT_STRING, 4);
-    s_cnt(s, 2);
-    s_str(s, "x", 1);
-    s_str(s, "", 0);
-    s_key(s, "b", GGUF_VT_BOOL);
-    s_num(s, 1, 1);
-    s_key(s, "f", GGUF_VT_FLOAT64);
-    s_num(s, 0x8000000000000000ull, 8);
-    s_str(s, "t", 1);
-    s_num(s, 1, 4);
-    s_cnt(s, 2);
-    s_num(s, GGUF_T_F32, 4);
-    s_num(s, 0, 8);
-    s_str(s, "u", 1);
-    s_num(s, 1, 4);
-    s_cnt(s, 3);
-    s_num(s, GGUF_T_I8, 4);
-    s_num(s, 32, 8); /* 8 bytes of t, padded to 32 */
-    s_pad(s, 32);
+    struct bytes s = b_header(version, be, 2, 6); /* 2 tensors, 6 KVs */
+    b_key(&s, "a", GGUF_VT_UINT32);
+    b_u32(&s, 7);
+    b_key(&s, "s", GGUF_VT_STRING);
+    b_str(&s, "hi", 2);
+    b_key(&s, "arr", GGUF_VT_ARRAY);
+    b_arr(&s, GGUF_VT_UINT16, 2);
+    b_u16(&s, 1);
+    b_u16(&s, 2);
+    b_key(&s, "sa", GGUF_VT_ARRAY);
+    b_arr(&s, GGUF_VT_STRING, 2);
+    b_str(&s, "x", 1);
+    b_str(&s, "", 0);
+    b_key(&s, "b", GGUF_VT_BOOL);
+    b_u8(&s, 1);
+    b_key(&s, "f", GGUF_VT_FLOAT64);
+    b_u64(&s, 0x8000000000000000ull);
+    b_tensor(&s, "t", GGUF_T_F32, 1, (const uint64_t[]){2}, 0);
+    b_tensor(&s, "u", GGUF_T_I8, 1, (const uint64_t[]){3}, 32); /* 8 bytes of t, padded to 32 */
+    b_pad(&s, 32);
     const unsigned char t[8] = {1, 2, 3, 4, 5, 6, 7, 8}, u[3] = {9, 10, 11};
-    b_put(&s->b, t, 8);
-    s_pad(s, 32);
-    b_put(&s->b, u, 3);
-    s_pad(s, 32); /* the last tensor is padded too */
+    b_put(&s, t, 8);
+    b_pad(&s, 32);
+    b_put(&s, u, 3);
+    b_pad(&s, 32); /* the last tensor is padded too */
+    return s;
 }
 
 static void test_known_answers(void)
@@ -238,12 +170,11 @@ static void test_known_answers(void)
         ok(gguf_writer_set_byte_order(w, cases[c].be ? GGUF_BIG_ENDIAN : GGUF_LITTLE_ENDIAN, &err),
            &err, "set_byte_order");
         kat_writer(w);
-        struct ser s = {{0}, cases[c].be, cases[c].version == 1};
-        kat_expected(&s, cases[c].version);
+        struct bytes s = kat_expected(cases[c].version, cases[c].be);
         /* data offset: header rounded up to 32; total includes trailing pad */
-        CHECK(gguf_writer_total_size(w) == s.b.n, "v%u be%d: total size %llu, expected %zu",
-              cases[c].version, cases[c].be, (unsigned long long)gguf_writer_total_size(w), s.b.n);
-        CHECK(gguf_writer_data_offset(w) == s.b.n - 64, "v%u: data offset %llu", cases[c].version,
+        CHECK(gguf_writer_total_size(w) == s.n, "v%u be%d: total size %llu, expected %zu",
+              cases[c].version, cases[c].be, (unsigned long long)gguf_writer_total_size(w), s.n);
+        CHECK(gguf_writer_data_offset(w) == s.n - 64, "v%u: data offset %llu", cases[c].version,
               (unsigned long long)gguf_writer_data_offset(w));
         ok(gguf_writer_open(w, path, &err), &err, "open");
         const unsigned char data[11] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
@@ -253,11 +184,11 @@ static void test_known_answers(void)
         gguf_writer_free(w);
         struct bytes got = {0};
         if (read_file(path, &got) < 0) HARD_ERROR("cannot read %s", path);
-        CHECK(got.n == s.b.n && memcmp(got.p, s.b.p, s.b.n) == 0,
+        CHECK(got.n == s.n && memcmp(got.p, s.p, s.n) == 0,
               "v%u be%d: writer output (%zu bytes) differs from the hand-made file (%zu bytes)",
-              cases[c].version, cases[c].be, got.n, s.b.n);
+              cases[c].version, cases[c].be, got.n, s.n);
         free(got.p);
-        free(s.b.p);
+        free(s.p);
         unlink(path);
     }
 }
@@ -286,57 +217,63 @@ static const uint8_t a_bool[] = {1, 0, 1, 1};
 static const char str_odd[] = "a\0b\xff\xfe\xc0\x80z"; /* NUL, invalid UTF-8 */
 #define STR_ODD_LEN (sizeof str_odd - 1)
 
+/* The fixed-size arrays of the round trip, added and checked in this order. */
+#define RT_ARRAY(key, vt, a) {key, vt, a, sizeof a / sizeof a[0]}
+static const struct {
+    const char *key;
+    uint32_t vt;
+    const void *data;
+    uint64_t n;
+} rt_arrays[] = {
+    RT_ARRAY("t.a.u8", GGUF_VT_UINT8, a_u8),
+    RT_ARRAY("t.a.i8", GGUF_VT_INT8, a_i8),
+    RT_ARRAY("t.a.u16", GGUF_VT_UINT16, a_u16),
+    RT_ARRAY("t.a.i16", GGUF_VT_INT16, a_i16),
+    RT_ARRAY("t.a.u32", GGUF_VT_UINT32, a_u32),
+    RT_ARRAY("t.a.i32", GGUF_VT_INT32, a_i32),
+    RT_ARRAY("t.a.u64", GGUF_VT_UINT64, a_u64),
+    RT_ARRAY("t.a.i64", GGUF_VT_INT64, a_i64),
+    RT_ARRAY("t.a.f32", GGUF_VT_FLOAT32, odd_f32),
+    RT_ARRAY("t.a.f64", GGUF_VT_FLOAT64, odd_f64),
+    RT_ARRAY("t.a.bool", GGUF_VT_BOOL, a_bool),
+};
+#undef RT_ARRAY
+#define N_RT_ARRAYS (sizeof rt_arrays / sizeof rt_arrays[0])
+
 /* A GGUF v3 file, made by hand, with nested arrays (the writer's API can
  * only pass those on from a file):
  *   n.u16  [[1, 2], [3]]                 (array of u16 arrays)
  *   n.str  [[["a", "b\0"]], []]          (strings two levels down, an empty array)
  *   n.deep [[[[[[[[7]]]]]]]]             (8 levels, the most allowed)
  *   n.f32  [[<sNaN>, -0.0]]              (float bits inside nesting) */
-static void nested_source(struct bytes *out)
+static struct bytes nested_source(void)
 {
-    struct ser s = {{0}, 0, 0};
-    b_put(&s.b, "GGUF", 4);
-    s_num(&s, 3, 4);
-    s_cnt(&s, 0);
-    s_cnt(&s, 4);
-    s_key(&s, "n.u16", GGUF_VT_ARRAY);
-    s_num(&s, GGUF_VT_ARRAY, 4);
-    s_cnt(&s, 2);
-    s_num(&s, GGUF_VT_UINT16, 4);
-    s_cnt(&s, 2);
-    s_num(&s, 1, 2);
-    s_num(&s, 2, 2);
-    s_num(&s, GGUF_VT_UINT16, 4);
-    s_cnt(&s, 1);
-    s_num(&s, 3, 2);
-    s_key(&s, "n.str", GGUF_VT_ARRAY);
-    s_num(&s, GGUF_VT_ARRAY, 4);
-    s_cnt(&s, 2);
-    s_num(&s, GGUF_VT_ARRAY, 4);
-    s_cnt(&s, 1);
-    s_num(&s, GGUF_VT_STRING, 4);
-    s_cnt(&s, 2);
-    s_str(&s, "a", 1);
-    s_str(&s, "b\0", 2);
-    s_num(&s, GGUF_VT_STRING, 4);
-    s_cnt(&s, 0);
-    s_key(&s, "n.deep", GGUF_VT_ARRAY);
-    for (int d = 0; d < 7; d++) {
-        s_num(&s, GGUF_VT_ARRAY, 4);
-        s_cnt(&s, 1);
-    }
-    s_num(&s, GGUF_VT_UINT8, 4);
-    s_cnt(&s, 1);
-    s_num(&s, 7, 1);
-    s_key(&s, "n.f32", GGUF_VT_ARRAY);
-    s_num(&s, GGUF_VT_ARRAY, 4);
-    s_cnt(&s, 1);
-    s_num(&s, GGUF_VT_FLOAT32, 4);
-    s_cnt(&s, 2);
-    s_num(&s, 0x7f800001u, 4);
-    s_num(&s, 0x80000000u, 4);
-    s_pad(&s, 32);
-    *out = s.b;
+    struct bytes s = b_header(3, 0, 0, 4); /* v3 little-endian, no tensor, 4 KVs */
+    b_key(&s, "n.u16", GGUF_VT_ARRAY);
+    b_arr(&s, GGUF_VT_ARRAY, 2);
+    b_arr(&s, GGUF_VT_UINT16, 2);
+    b_u16(&s, 1);
+    b_u16(&s, 2);
+    b_arr(&s, GGUF_VT_UINT16, 1);
+    b_u16(&s, 3);
+    b_key(&s, "n.str", GGUF_VT_ARRAY);
+    b_arr(&s, GGUF_VT_ARRAY, 2);
+    b_arr(&s, GGUF_VT_ARRAY, 1);
+    b_arr(&s, GGUF_VT_STRING, 2);
+    b_str(&s, "a", 1);
+    b_str(&s, "b\0", 2);
+    b_arr(&s, GGUF_VT_STRING, 0);
+    b_key(&s, "n.deep", GGUF_VT_ARRAY);
+    for (int d = 0; d < 7; d++) b_arr(&s, GGUF_VT_ARRAY, 1);
+    b_arr(&s, GGUF_VT_UINT8, 1);
+    b_u8(&s, 7);
+    b_key(&s, "n.f32", GGUF_VT_ARRAY);
+    b_arr(&s, GGUF_VT_ARRAY, 1);
+    b_arr(&s, GGUF_VT_FLOAT32, 2);
+    b_u32(&s, 0x7f800001u);
+    b_u32(&s, 0x80000000u);
+    b_pad(&s, 32);
+    return s;
 }
 
 struct tdef {
@@ -401,20 +338,9 @@ static void rt_build(gguf_writer *w, const gguf_file *src, uint32_t alignment)
     ok(gguf_writer_add_bool(w, "t.bool.0", 0, &err), &err, "bool");
     ok(gguf_writer_add_str(w, "t.str", str_odd, STR_ODD_LEN, &err), &err, "str");
     ok(gguf_writer_add_str(w, "t.str.empty", NULL, 0, &err), &err, "str empty");
-#define ARR(key, vt, a) \
-    ok(gguf_writer_add_array(w, key, vt, a, sizeof a / sizeof a[0], &err), &err, key)
-    ARR("t.a.u8", GGUF_VT_UINT8, a_u8);
-    ARR("t.a.i8", GGUF_VT_INT8, a_i8);
-    ARR("t.a.u16", GGUF_VT_UINT16, a_u16);
-    ARR("t.a.i16", GGUF_VT_INT16, a_i16);
-    ARR("t.a.u32", GGUF_VT_UINT32, a_u32);
-    ARR("t.a.i32", GGUF_VT_INT32, a_i32);
-    ARR("t.a.u64", GGUF_VT_UINT64, a_u64);
-    ARR("t.a.i64", GGUF_VT_INT64, a_i64);
-    ARR("t.a.f32", GGUF_VT_FLOAT32, odd_f32);
-    ARR("t.a.f64", GGUF_VT_FLOAT64, odd_f64);
-    ARR("t.a.bool", GGUF_VT_BOOL, a_bool);
-#undef ARR
+    for (size_t i = 0; i < N_RT_ARRAYS; i++)
+        ok(gguf_writer_add_array(w, rt_arrays[i].key, rt_arrays[i].vt, rt_arrays[i].data,
+                                 rt_arrays[i].n, &err), &err, rt_arrays[i].key);
     const gguf_str sa[4] = {{"x", 1}, {"", 0}, {str_odd, STR_ODD_LEN}, {NULL, 0}};
     ok(gguf_writer_add_str_array(w, "t.a.str", sa, 4, &err), &err, "str array");
     ok(gguf_writer_add_array(w, "t.a.empty", GGUF_VT_UINT32, NULL, 0, &err), &err, "empty");
@@ -439,10 +365,7 @@ static void rt_data(gguf_writer *w)
 {
     struct bytes all = {0};
     for (size_t t = 0; t < N_TDEFS; t++)
-        for (uint64_t i = 0; i < tdefs[t].size; i++) {
-            unsigned char c = tbyte(t, i);
-            b_put(&all, &c, 1);
-        }
+        for (uint64_t i = 0; i < tdefs[t].size; i++) b_u8(&all, tbyte(t, i));
     static const size_t sizes[] = {1, 7, 100, 3, 250, 2};
     size_t pos = 0;
     gguf_error err;
@@ -593,19 +516,8 @@ static void rt_check(const char *path, const gguf_file *src, uint32_t version, i
     CHECK(gguf_kv_str(f, "t.str", &s, NULL) == GGUF_OK && s.len == STR_ODD_LEN &&
               memcmp(s.ptr, str_odd, STR_ODD_LEN) == 0, "t.str differs");
     CHECK(gguf_kv_str(f, "t.str.empty", &s, NULL) == GGUF_OK && s.len == 0, "t.str.empty");
-#define ARR(key, vt, a) check_array(f, key, vt, a, sizeof a / sizeof a[0])
-    ARR("t.a.u8", GGUF_VT_UINT8, a_u8);
-    ARR("t.a.i8", GGUF_VT_INT8, a_i8);
-    ARR("t.a.u16", GGUF_VT_UINT16, a_u16);
-    ARR("t.a.i16", GGUF_VT_INT16, a_i16);
-    ARR("t.a.u32", GGUF_VT_UINT32, a_u32);
-    ARR("t.a.i32", GGUF_VT_INT32, a_i32);
-    ARR("t.a.u64", GGUF_VT_UINT64, a_u64);
-    ARR("t.a.i64", GGUF_VT_INT64, a_i64);
-    ARR("t.a.f32", GGUF_VT_FLOAT32, odd_f32);
-    ARR("t.a.f64", GGUF_VT_FLOAT64, odd_f64);
-    ARR("t.a.bool", GGUF_VT_BOOL, a_bool);
-#undef ARR
+    for (size_t i = 0; i < N_RT_ARRAYS; i++)
+        check_array(f, rt_arrays[i].key, rt_arrays[i].vt, rt_arrays[i].data, rt_arrays[i].n);
     check_array(f, "t.a.empty", GGUF_VT_UINT32, NULL, 0);
     const gguf_value *sa;
     if (gguf_kv_array(f, "t.a.str", GGUF_VT_STRING, &sa, NULL) == GGUF_OK && sa->count == 4) {
@@ -689,8 +601,7 @@ static void rt_check(const char *path, const gguf_file *src, uint32_t version, i
 static void test_round_trip(void)
 {
     gguf_error err;
-    struct bytes nb;
-    nested_source(&nb);
+    struct bytes nb = nested_source();
     gguf_file *src = NULL;
     int rc = gguf_open_memory(&src, nb.p, nb.n, "nested", &err);
     REQUIRE(rc == GGUF_OK, "hand-made nested file rejected: %s", rc ? err.message : "");
