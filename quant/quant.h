@@ -40,28 +40,48 @@ GGUF_QAPI float gguf_bf16_to_fp32(uint16_t h);
 /* ------------------------------------------------------------------------ */
 /* Rows                                                                      */
 
-/* 1 when rows of `type` can be turned into floats / made from floats. */
+/* 1 when rows of `type` can be turned into floats / made from floats, else
+ * 0 (also for unknown ids).  Dequantizable: F32, F16, BF16, Q4_0, Q4_1,
+ * Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K.  Quantizable: the
+ * same list. */
 GGUF_QAPI int gguf_can_dequantize(uint32_t type);
 GGUF_QAPI int gguf_can_quantize(uint32_t type);
 
-/* Converts n elements (a multiple of the type's block size) of `type` at src
- * to floats at dst.  Returns GGUF_OK, GGUF_E_UNSUPPORTED for a type that
- * cannot be dequantized, GGUF_E_INVALID for a bad n. */
+/* Converts n elements of `type` at src (gguf_row_bytes(type, n) bytes, in
+ * the file layout, any alignment) to n floats at dst.
+ * Returns GGUF_OK; GGUF_E_UNSUPPORTED when the type cannot be dequantized
+ * (checked first); GGUF_E_INVALID when n is negative or not a multiple of
+ * the type's block size, when the byte size overflows, or when src or dst
+ * is NULL and n > 0.  n == 0 does nothing and succeeds. */
 GGUF_QAPI int gguf_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);
 
-/* Quantizes n floats (a multiple of the block size) into `type` at dst,
- * which holds gguf_row_bytes(type, n) bytes.  Same returns. */
+/* Quantizes n floats at src into `type` at dst, which holds
+ * gguf_row_bytes(type, n) bytes; the bytes are those the reference
+ * quantizers write (llama.cpp's ggml_quantize_chunk without an importance
+ * matrix; for Q8_K, its quantize_row_q8_K_ref; F32 is a copy).
+ * Same returns as gguf_dequantize_row(). */
 GGUF_QAPI int gguf_quantize_row(uint32_t type, const float *src, void *dst, int64_t n);
 
-/* Many rows of ne0 elements each, spread over nthreads threads (0: all
- * cores).  Results are identical for any thread count. */
+/* nrows contiguous rows of ne0 elements each (ne0 a multiple of the block
+ * size), spread over nthreads OpenMP threads; 0 means OpenMP's default (one
+ * per core unless OMP_NUM_THREADS says otherwise).  The result is the same
+ * bytes for any thread count and equals the row-by-row calls.  Returns as
+ * the row functions, plus GGUF_E_INVALID for negative nrows, ne0 or
+ * nthreads or an nrows * ne0 that overflows.  Buffers must not overlap. */
 GGUF_QAPI int gguf_dequantize_rows(uint32_t type, const void *src, float *dst, int64_t nrows,
                                    int64_t ne0, int nthreads);
 GGUF_QAPI int gguf_quantize_rows(uint32_t type, const float *src, void *dst, int64_t nrows,
                                  int64_t ne0, int nthreads);
 
-/* Converts rows from one type to another (dequantize, then quantize),
- * without a whole-tensor float buffer.  dst holds nrows rows of `to`. */
+/* Converts nrows rows of ne0 elements from type `from` at src to type `to`
+ * at dst (which holds gguf_row_bytes(to, ne0) * nrows bytes): each run of
+ * elements is dequantized to floats, then quantized, in chunks through a
+ * small float buffer per thread, never a whole-tensor one.  The bytes are
+ * those of gguf_dequantize_rows() followed by gguf_quantize_rows() (a
+ * lossy type converted to itself is re-quantized, not copied).  ne0 must
+ * be a multiple of both block sizes.  Returns as gguf_quantize_rows(),
+ * GGUF_E_UNSUPPORTED when `from` cannot be dequantized or `to` cannot be
+ * quantized, and GGUF_E_NOMEM when the buffers cannot be allocated. */
 GGUF_QAPI int gguf_convert_rows(uint32_t from, const void *src, uint32_t to, void *dst,
                                 int64_t nrows, int64_t ne0, int nthreads);
 
@@ -77,12 +97,13 @@ enum gguf_simd {
 /* The best path this CPU (and build) supports. */
 GGUF_QAPI int gguf_simd_best(void);
 /* The path in use; by default the best one, or GGUF_SIMD=scalar|avx2|avx512
- * from the environment when the CPU supports it. */
+ * from the environment (read at the first call) when the CPU and build
+ * support it.  Thread-safe. */
 GGUF_QAPI int gguf_simd_get(void);
 /* Chooses a path (for tests and benchmarks).  GGUF_E_UNSUPPORTED when the
  * CPU or build lacks it; the path in use is then unchanged. */
 GGUF_QAPI int gguf_simd_set(int level);
-/* "scalar", "avx2", "avx512". */
+/* "scalar", "avx2", "avx512"; NULL for any other value. */
 GGUF_QAPI const char *gguf_simd_name(int level);
 
 #ifdef __cplusplus
