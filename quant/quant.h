@@ -17,25 +17,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <gguf/gguf.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#if defined(GGUF_BUILDING_LIBRARY) && defined(__GNUC__)
-#define GGUF_QAPI __attribute__((visibility("default")))
-#else
-#define GGUF_QAPI
-#endif
 
 /* ------------------------------------------------------------------------ */
 /* Half floats                                                               */
 
 /* IEEE binary16 from float, round to nearest even; NaN stays NaN. */
-GGUF_QAPI uint16_t gguf_fp32_to_fp16(float f);
-GGUF_QAPI float gguf_fp16_to_fp32(uint16_t h);
+GGUF_API uint16_t gguf_fp32_to_fp16(float f);
+GGUF_API float gguf_fp16_to_fp32(uint16_t h);
 /* bfloat16 from float, round to nearest even; NaN stays a quiet NaN. */
-GGUF_QAPI uint16_t gguf_fp32_to_bf16(float f);
-GGUF_QAPI float gguf_bf16_to_fp32(uint16_t h);
+GGUF_API uint16_t gguf_fp32_to_bf16(float f);
+GGUF_API float gguf_bf16_to_fp32(uint16_t h);
 
 /* ------------------------------------------------------------------------ */
 /* Rows                                                                      */
@@ -44,8 +41,8 @@ GGUF_QAPI float gguf_bf16_to_fp32(uint16_t h);
  * 0 (also for unknown ids).  Dequantizable: F32, F16, BF16, Q4_0, Q4_1,
  * Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K.  Quantizable: the
  * same list. */
-GGUF_QAPI int gguf_can_dequantize(uint32_t type);
-GGUF_QAPI int gguf_can_quantize(uint32_t type);
+GGUF_API int gguf_can_dequantize(uint32_t type);
+GGUF_API int gguf_can_quantize(uint32_t type);
 
 /* Converts n elements of `type` at src (gguf_row_bytes(type, n) bytes, in
  * the file layout, any alignment) to n floats at dst.
@@ -53,14 +50,14 @@ GGUF_QAPI int gguf_can_quantize(uint32_t type);
  * (checked first); GGUF_E_INVALID when n is negative or not a multiple of
  * the type's block size, when the byte size overflows, or when src or dst
  * is NULL and n > 0.  n == 0 does nothing and succeeds. */
-GGUF_QAPI int gguf_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);
+GGUF_API int gguf_dequantize_row(uint32_t type, const void *src, float *dst, int64_t n);
 
 /* Quantizes n floats at src into `type` at dst, which holds
  * gguf_row_bytes(type, n) bytes; the bytes are those the reference
  * quantizers write (llama.cpp's ggml_quantize_chunk without an importance
  * matrix; for Q8_K, its quantize_row_q8_K_ref; F32 is a copy).
  * Same returns as gguf_dequantize_row(). */
-GGUF_QAPI int gguf_quantize_row(uint32_t type, const float *src, void *dst, int64_t n);
+GGUF_API int gguf_quantize_row(uint32_t type, const float *src, void *dst, int64_t n);
 
 /* nrows contiguous rows of ne0 elements each (ne0 a multiple of the block
  * size), spread over nthreads OpenMP threads; 0 means OpenMP's default (one
@@ -68,9 +65,9 @@ GGUF_QAPI int gguf_quantize_row(uint32_t type, const float *src, void *dst, int6
  * bytes for any thread count and equals the row-by-row calls.  Returns as
  * the row functions, plus GGUF_E_INVALID for negative nrows, ne0 or
  * nthreads or an nrows * ne0 that overflows.  Buffers must not overlap. */
-GGUF_QAPI int gguf_dequantize_rows(uint32_t type, const void *src, float *dst, int64_t nrows,
+GGUF_API int gguf_dequantize_rows(uint32_t type, const void *src, float *dst, int64_t nrows,
                                    int64_t ne0, int nthreads);
-GGUF_QAPI int gguf_quantize_rows(uint32_t type, const float *src, void *dst, int64_t nrows,
+GGUF_API int gguf_quantize_rows(uint32_t type, const float *src, void *dst, int64_t nrows,
                                  int64_t ne0, int nthreads);
 
 /* Converts nrows rows of ne0 elements from type `from` at src to type `to`
@@ -82,7 +79,7 @@ GGUF_QAPI int gguf_quantize_rows(uint32_t type, const float *src, void *dst, int
  * be a multiple of both block sizes.  Returns as gguf_quantize_rows(),
  * GGUF_E_UNSUPPORTED when `from` cannot be dequantized or `to` cannot be
  * quantized, and GGUF_E_NOMEM when the buffers cannot be allocated. */
-GGUF_QAPI int gguf_convert_rows(uint32_t from, const void *src, uint32_t to, void *dst,
+GGUF_API int gguf_convert_rows(uint32_t from, const void *src, uint32_t to, void *dst,
                                 int64_t nrows, int64_t ne0, int nthreads);
 
 /* ------------------------------------------------------------------------ */
@@ -95,16 +92,16 @@ enum gguf_simd {
 };
 
 /* The best path this CPU (and build) supports. */
-GGUF_QAPI int gguf_simd_best(void);
+GGUF_API int gguf_simd_best(void);
 /* The path in use; by default the best one, or GGUF_SIMD=scalar|avx2|avx512
  * from the environment (read at the first call) when the CPU and build
  * support it.  Thread-safe. */
-GGUF_QAPI int gguf_simd_get(void);
+GGUF_API int gguf_simd_get(void);
 /* Chooses a path (for tests and benchmarks).  GGUF_E_UNSUPPORTED when the
  * CPU or build lacks it; the path in use is then unchanged. */
-GGUF_QAPI int gguf_simd_set(int level);
+GGUF_API int gguf_simd_set(int level);
 /* "scalar", "avx2", "avx512"; NULL for any other value. */
-GGUF_QAPI const char *gguf_simd_name(int level);
+GGUF_API const char *gguf_simd_name(int level);
 
 #ifdef __cplusplus
 }

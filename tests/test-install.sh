@@ -87,6 +87,7 @@ else
     echo "note: configured with --disable-static: no static library expected"
 fi
 expect "header"              "$root$includedir/gguf/gguf.h"
+expect "quant header"        "$root$includedir/gguf/quant.h"
 expect "pkg-config file"     "$root$libdir/pkgconfig/libgguf.pc"
 expect "gguf-dump(1)"        "$root$mandir/man1/gguf-dump.1"
 expect "libgguf(3)"          "$root$mandir/man3/libgguf.3"
