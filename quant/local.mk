@@ -23,3 +23,24 @@ gguf_libgguf_la_LIBADD += quant/libquant.la -lm
 gguf_libgguf_la_LDFLAGS += $(OPENMP_CFLAGS)
 
 ggufinclude_HEADERS += quant/quant.h
+
+# SIMD kernels (quant/vkernels.h; chosen at run time by quant/simd.c), each
+# compiled with the flags of its level, only when the compiler takes them.
+# -ffp-contract=off from QUANT_CFLAGS applies: they must match the scalar
+# kernels bit for bit.
+if HAVE_AVX2_FLAGS
+noinst_LTLIBRARIES += quant/libquant_avx2.la
+quant_libquant_avx2_la_SOURCES = quant/kernels-avx2.c quant/vkernels.h
+quant_libquant_avx2_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c
+quant_libquant_avx2_la_CPPFLAGS = $(QUANT_CPPFLAGS)
+QUANT_CPPFLAGS += -DGQ_HAVE_AVX2
+gguf_libgguf_la_LIBADD += quant/libquant_avx2.la
+endif
+if HAVE_AVX512_FLAGS
+noinst_LTLIBRARIES += quant/libquant_avx512.la
+quant_libquant_avx512_la_SOURCES = quant/kernels-avx512.c quant/vkernels.h
+quant_libquant_avx512_la_CFLAGS = $(QUANT_CFLAGS) -mavx512f -mavx512bw -mavx512vl
+quant_libquant_avx512_la_CPPFLAGS = $(QUANT_CPPFLAGS)
+QUANT_CPPFLAGS += -DGQ_HAVE_AVX512
+gguf_libgguf_la_LIBADD += quant/libquant_avx512.la
+endif

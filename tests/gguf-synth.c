@@ -6,8 +6,10 @@
  * GGUF files llama.cpp makes from Qwen2.5 checkpoints, with a synthetic
  * byte-level BPE vocabulary (the 256 GPT-2 byte tokens, merges drawn from
  * the seed, the Qwen2.5 special tokens).  The same options always give the
- * same bytes.  Everything goes through libgguf's writer, tensor data in
- * 1 MiB chunks, so even the 1.5b model needs little memory.
+ * same bytes.  Weights are F32, F16, BF16, or quantized from the F32 values
+ * with libgguf's quantizers, in one type or in one of llama-quantize's
+ * per-tensor mixtures (Q4_K_M ...).  Everything goes through libgguf's
+ * writer a chunk at a time, so even the 1.5b model needs little memory.
  */
 #include <config.h>
 
@@ -21,8 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "gguf/gguf.h"
+#include "quant/quant.h"
 
 #define PROG "gguf-synth"
 #define EXIT_TROUBLE 2
@@ -41,21 +47,54 @@ struct shape {
 
 static const struct shape shapes[] = {
     {"tiny", "tiny", 2, 64, 4, 2, 128, 1024, 0},
+    {"small", "small", 2, 256, 4, 2, 512, 1024, 0},
     {"0.5b", "0.5B", 24, 896, 14, 2, 4864, 151936, 1},
     {"1.5b", "1.5B", 28, 1536, 12, 2, 8960, 151936, 1},
 };
 
+/* llama.cpp's per-tensor mixtures (llama-quantize's ftypes) that gguf-synth
+ * reproduces, see tensor_type(). */
+enum mixture { MIX_NONE, MIX_Q4_K_S, MIX_Q4_K_M, MIX_Q5_K_S, MIX_Q5_K_M };
+
+/* What --type asked for. */
 struct wtype {
-    const char *name;       /* --type value */
-    uint32_t ggml_type;
+    char name[16];          /* --type value, lower case */
+    uint32_t ggml_type;     /* the type of the 2-D weights (a mixture's base type) */
     uint32_t file_type;     /* llama.cpp's general.file_type */
+    enum mixture mix;
+    int quantized;          /* 1: weights go through gguf_quantize_rows */
 };
 
-static const struct wtype wtypes[] = {
-    {"f32", GGUF_T_F32, 0},
-    {"f16", GGUF_T_F16, 1},
-    {"bf16", GGUF_T_BF16, 32},
+static const struct {
+    const char *name;
+    enum mixture mix;
+    uint32_t base;
+    uint32_t file_type;
+} mixtures[] = {
+    {"q4_k_s", MIX_Q4_K_S, GGUF_T_Q4_K, 14},
+    {"q4_k_m", MIX_Q4_K_M, GGUF_T_Q4_K, 15},
+    {"q5_k_s", MIX_Q5_K_S, GGUF_T_Q5_K, 16},
+    {"q5_k_m", MIX_Q5_K_M, GGUF_T_Q5_K, 17},
 };
+
+/* general.file_type of a file whose 2-D weights all have one type: the
+ * llama.cpp file type named after that type; for the K-quants that come in
+ * sizes, the smallest (Q4_K gives Q4_K_S: no attn_v or ffn_down tensor has
+ * more bits), as gguf-requant names such a file. */
+static const struct {
+    uint32_t type, file_type;
+} single_file_types[] = {
+    {GGUF_T_F32, 0},      {GGUF_T_F16, 1},      {GGUF_T_BF16, 32},   {GGUF_T_Q4_0, 2},
+    {GGUF_T_Q4_1, 3},     {GGUF_T_Q5_0, 8},     {GGUF_T_Q5_1, 9},    {GGUF_T_Q8_0, 7},
+    {GGUF_T_Q2_K, 21},    {GGUF_T_Q3_K, 11},    {GGUF_T_Q4_K, 14},   {GGUF_T_Q5_K, 16},
+    {GGUF_T_Q6_K, 18},    {GGUF_T_TQ1_0, 36},   {GGUF_T_TQ2_0, 37},  {GGUF_T_IQ2_XXS, 19},
+    {GGUF_T_IQ2_XS, 20},  {GGUF_T_IQ3_XXS, 23}, {GGUF_T_IQ1_S, 24},  {GGUF_T_IQ4_NL, 25},
+    {GGUF_T_IQ3_S, 26},   {GGUF_T_IQ2_S, 28},   {GGUF_T_IQ4_XS, 30}, {GGUF_T_IQ1_M, 31},
+    {GGUF_T_MXFP4, 38},   {GGUF_T_NVFP4, 39},   {GGUF_T_Q1_0, 40},
+};
+
+/* The value llama-quantize writes as general.quantization_version. */
+#define QUANTIZATION_VERSION 2
 
 /* The Qwen2.5 special tokens, ids 151643.. in this order. */
 static const char *const qwen_specials[] = {
@@ -180,39 +219,6 @@ static uint32_t f32_bits(float f)
     return u;
 }
 
-/* float -> IEEE half, round to nearest even; overflow gives infinity, NaN
- * stays NaN (quiet). */
-static uint16_t f32_to_f16(float f)
-{
-    uint32_t x = f32_bits(f);
-    uint32_t sign = (x >> 16) & 0x8000u;
-    uint32_t ax = x & 0x7fffffffu;
-    if (ax >= 0x7f800000u) /* Inf or NaN */
-        return (uint16_t)(sign | 0x7c00u | (ax > 0x7f800000u ? 0x200u | ((ax >> 13) & 0x3ffu) : 0));
-    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520 rounds to Inf */
-    if (ax < 0x38800000u) {
-        /* Below 2^-14: a half subnormal (or zero).  Adding 0.5 leaves the
-         * value's bits at the half subnormal's unit (2^-24) in the low
-         * mantissa bits, rounded to nearest even by the FPU. */
-        float a;
-        memcpy(&a, &ax, 4);
-        a += 0.5f;
-        return (uint16_t)(sign | (f32_bits(a) - 0x3f000000u));
-    }
-    /* Normal: rebias the exponent (127 -> 15) and round the 13 dropped bits. */
-    ax += 0xc8000fffu + ((ax >> 13) & 1u);
-    return (uint16_t)(sign | (ax >> 13));
-}
-
-/* float -> bfloat16, round to nearest even; NaN stays NaN (quiet). */
-static uint16_t f32_to_bf16(float f)
-{
-    uint32_t x = f32_bits(f);
-    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return (uint16_t)(x >> 16);
-}
-
 static int host_big_endian(void)
 {
     const uint16_t one = 1;
@@ -237,12 +243,12 @@ static double normal_quantile(double p)
 /* Values are drawn 16 random bits at a time from tables of the 65536
  * quantiles of N(0,1) at (i + 0.5) / 65536: an exact discretized normal,
  * and four values per 64-bit random number, which makes gigabytes of
- * weights a matter of seconds.  Weight tables hold the final bit patterns
- * (type and byte order of the output). */
+ * weights a matter of seconds.  The half-float table holds the final bit
+ * patterns (type and byte order of the output). */
 #define TABLE_N 65536
 static float z_table[TABLE_N];          /* N(0,1) quantiles */
-static uint32_t w32_table[TABLE_N];     /* 0.02 * z as F32 bits, output byte order */
 static uint16_t w16_table[TABLE_N];     /* 0.02 * z as F16 or BF16 bits, output byte order */
+static float wf_table[TABLE_N];         /* 0.02 * z as floats (F32 and quantized outputs) */
 
 #define WEIGHT_STD 0.02f
 #define NORM_STD 0.05f
@@ -257,9 +263,8 @@ static void init_tables(uint32_t type, int swap)
     }
     for (int i = 0; i < TABLE_N; i++) {
         float v = WEIGHT_STD * z_table[i];
-        uint32_t b32 = f32_bits(v);
-        uint16_t b16 = type == GGUF_T_BF16 ? f32_to_bf16(v) : f32_to_f16(v);
-        w32_table[i] = swap ? __builtin_bswap32(b32) : b32;
+        wf_table[i] = v;
+        uint16_t b16 = type == GGUF_T_BF16 ? gguf_fp32_to_bf16(v) : gguf_fp32_to_fp16(v);
         w16_table[i] = swap ? __builtin_bswap16(b16) : b16;
     }
 }
@@ -484,6 +489,7 @@ struct tspec {
     uint32_t n_dims;
     uint64_t ne[2];
     enum tkind kind;
+    uint32_t type;          /* output type, from plan_types() */
 };
 
 /* Appends one tensor spec named by fmt to t[*n]. */
@@ -532,6 +538,110 @@ static size_t list_tensors(const struct shape *sh, struct tspec **out)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Tensor types: llama-quantize's rules                                      */
+
+/* 1 for the layers that llama-quantize's K-quant mixtures give more bits:
+ * the first and last eighth of n layers, and every third one between. */
+static int use_more_bits(uint32_t i, uint32_t n)
+{
+    return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
+
+/* The type llama-quantize substitutes for `type` when a row of ne0
+ * elements is not a whole number of its blocks: K-quants (blocks of 256)
+ * fall back to a format with blocks of 32 (Q4_K to Q5_0, Q5_K to Q5_1,
+ * Q6_K to Q8_0, Q2_K and Q3_K to Q4_0, the IQ types to IQ4_NL), and to F16
+ * when even that does not fit.  Returns `type` itself when it fits, or
+ * GGUF_T_COUNT when it does not and llama.cpp defines no substitute. */
+static uint32_t fallback_type(uint32_t type, uint64_t ne0)
+{
+    if (ne0 % gguf_type_get(type)->block_size == 0) return type;
+    uint32_t fb;
+    switch (type) {
+    case GGUF_T_IQ1_S: case GGUF_T_IQ1_M: case GGUF_T_IQ2_XXS: case GGUF_T_IQ2_XS:
+    case GGUF_T_IQ2_S: case GGUF_T_IQ3_XXS: case GGUF_T_IQ3_S: case GGUF_T_IQ4_XS:
+        fb = GGUF_T_IQ4_NL;
+        break;
+    case GGUF_T_Q2_K: case GGUF_T_Q3_K: case GGUF_T_TQ1_0: case GGUF_T_TQ2_0:
+        fb = GGUF_T_Q4_0;
+        break;
+    case GGUF_T_Q4_K: fb = GGUF_T_Q5_0; break;
+    case GGUF_T_Q5_K: fb = GGUF_T_Q5_1; break;
+    case GGUF_T_Q6_K: fb = GGUF_T_Q8_0; break;
+    default: return GGUF_T_COUNT;
+    }
+    return ne0 % gguf_type_get(fb)->block_size == 0 ? fb : GGUF_T_F16;
+}
+
+/* The output type of tensor t of a model with n_layer layers under --type
+ * wt, or GGUF_T_COUNT when a row does not fit the type and has no
+ * substitute.
+ *
+ * Norms and biases (1-D) are F32.  A single type applies to every 2-D
+ * weight, with fallback_type() where a row does not fit.  The mixtures
+ * choose as llama-quantize does for a qwen2 model without importance
+ * matrix or overrides:
+ *  - token_embd.weight, which is also the output matrix (tied embeddings),
+ *    is Q6_K, or Q8_0 when its rows are not a whole number of the base
+ *    type's blocks;
+ *  - attn_v.weight and ffn_down.weight are Q6_K on the layers of
+ *    use_more_bits() for Q4_K_M and Q5_K_M; for Q4_K_S, attn_v is Q5_K on
+ *    layers 0-3 and ffn_down Q5_K on the first n_layer/8 layers;
+ *  - everything else has the base type (Q4_K or Q5_K);
+ *  - then fallback_type() for rows that do not fit (on 0.5b, width 896).
+ * llama-quantize counts attn_v and ffn_down tensors in layer order, so its
+ * counters are the layer numbers used here. */
+static uint32_t tensor_type(const struct wtype *wt, const struct tspec *t, uint32_t n_layer)
+{
+    if (t->kind != K_WEIGHT) return GGUF_T_F32;
+    if (!wt->quantized) return wt->ggml_type;
+    uint32_t type = wt->ggml_type;
+    unsigned layer = 0;
+    int in_block = sscanf(t->name, "blk.%u.", &layer) == 1;
+    enum mixture m = wt->mix;
+    if (m != MIX_NONE) {
+        if (strcmp(t->name, "token_embd.weight") == 0) {
+            if (t->ne[0] % gguf_type_get(type)->block_size != 0) type = GGUF_T_Q8_0;
+            else if (type != GGUF_T_Q8_0) type = GGUF_T_Q6_K;
+        } else if (in_block && strstr(t->name, "attn_v.weight")) {
+            if ((m == MIX_Q4_K_M || m == MIX_Q5_K_M) && use_more_bits(layer, n_layer))
+                type = GGUF_T_Q6_K;
+            else if (m == MIX_Q4_K_S && layer < 4)
+                type = GGUF_T_Q5_K;
+        } else if (in_block && strstr(t->name, "ffn_down")) {
+            if ((m == MIX_Q4_K_M || m == MIX_Q5_K_M) && use_more_bits(layer, n_layer))
+                type = GGUF_T_Q6_K;
+            else if (m == MIX_Q4_K_S && layer < n_layer / 8)
+                type = GGUF_T_Q5_K;
+        }
+    }
+    return fallback_type(type, t->ne[0]);
+}
+
+/* Sets the type of every tensor; exits with a message when a tensor gets
+ * no type, or (with `need_quantizer`) one that libgguf cannot quantize. */
+static void plan_types(const struct wtype *wt, struct tspec *ts, size_t nt, uint32_t n_layer,
+                       int need_quantizer)
+{
+    for (size_t i = 0; i < nt; i++) {
+        struct tspec *t = &ts[i];
+        t->type = tensor_type(wt, t, n_layer);
+        if (t->type == GGUF_T_COUNT) {
+            fprintf(stderr,
+                    PROG ": tensor '%s': rows of %" PRIu64 " elements do not fit type %s, "
+                    "which has no fallback\n", t->name, t->ne[0], gguf_type_str(wt->ggml_type));
+            exit(EXIT_TROUBLE);
+        }
+        if (need_quantizer && wt->quantized && t->kind == K_WEIGHT &&
+            !gguf_can_quantize(t->type)) {
+            fprintf(stderr, PROG ": tensor '%s' needs type %s, which libgguf cannot quantize\n",
+                    t->name, gguf_type_str(t->type));
+            exit(EXIT_TROUBLE);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* Output                                                                    */
 
 static gguf_writer *g_writer; /* for the signal handler */
@@ -560,14 +670,55 @@ static void die_writer(const gguf_error *err, int named)
     exit(EXIT_TROUBLE);
 }
 
-/* Streams the data of tensor t (of `count` elements) to the writer. */
-static void write_tensor(gguf_writer *w, const struct tspec *t, uint32_t wtype, int swap,
-                         uint64_t seed, void *chunk)
+#define GAMMA 0x9e3779b97f4a7c15ull  /* next64()'s increment */
+#define PER32 (CHUNK_BYTES / 4)         /* F32 values per chunk */
+
+/* Stores at dst values first .. first+n-1 (in file order) of the weight or
+ * bias tensor whose random stream starts at state s0: the floats of F32
+ * files, and what quantized files are made from.
+ *
+ * The sequence is that of a generator drawing chunk after chunk of PER32
+ * values, four values (16 random bits each, lowest first) per 64-bit random
+ * number, with one random number discarded after each chunk: value i of
+ * chunk c comes from random number c * (PER32 / 4 + 1) + i / 4.  Random
+ * number k is mix64(s0 + (k + 1) * GAMMA) (next64() from state s0), so any
+ * range can be made directly, in parallel. */
+static void weights_at(float *dst, uint64_t s0, uint64_t first, size_t n)
+{
+    const size_t span = 16384;
+    const int64_t nspan = (int64_t)((n + span - 1) / span);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static)
+#endif
+    for (int64_t b = 0; b < nspan; b++) {
+        size_t lo = (size_t)b * span, hi = lo + span < n ? lo + span : n;
+        uint64_t c = (first + lo) / PER32, i = (first + lo) % PER32;
+        uint64_t r = mix64(s0 + (c * (PER32 / 4 + 1) + i / 4 + 1) * GAMMA);
+        for (size_t x = lo; x < hi; x++) {
+            dst[x] = wf_table[(r >> (16 * (i % 4))) & 0xffff];
+            if (++i == PER32) {
+                i = 0;
+                c++;
+            }
+            if (i % 4 == 0) r = mix64(s0 + (c * (PER32 / 4 + 1) + i / 4 + 1) * GAMMA);
+        }
+    }
+}
+
+/* Streams the data of tensor t, of type F32, F16 or BF16, to the writer,
+ * a chunk of CHUNK_BYTES at a time.  F32 weights and biases are
+ * weights_at()'s values.  F16 and BF16 weights are drawn like them but in
+ * chunks of CHUNK_BYTES / 2 values (one random number discarded after each),
+ * so past the first F32 chunk they are not the F32 values rounded; norms
+ * are drawn per chunk the same way. */
+static void write_tensor(gguf_writer *w, const struct tspec *t, int swap, uint64_t seed,
+                         void *chunk)
 {
     gguf_error err;
     uint64_t s = stream_state(seed, t->name);
-    uint64_t count = t->ne[0] * t->ne[1];
-    int two = t->kind == K_WEIGHT && wtype != GGUF_T_F32;
+    const uint64_t s0 = s;
+    uint64_t count = t->ne[0] * t->ne[1], done = 0;
+    int two = t->type == GGUF_T_F16 || t->type == GGUF_T_BF16;
     size_t esize = two ? 2 : 4;
     size_t per = CHUNK_BYTES / esize; /* a multiple of 4 */
     while (count > 0) {
@@ -584,17 +735,12 @@ static void write_tensor(gguf_writer *w, const struct tspec *t, uint32_t wtype, 
             }
             for (uint64_t r = next64(&s); i < n; i++, r >>= 16) o[i] = w16_table[r & 0xffff];
         } else if (t->kind == K_WEIGHT || t->kind == K_BIAS) {
-            /* BIAS_STD == WEIGHT_STD: biases share the weight table. */
-            uint32_t *o = chunk;
-            size_t i = 0;
-            for (; i + 4 <= n; i += 4) {
-                uint64_t r = next64(&s);
-                o[i] = w32_table[r & 0xffff];
-                o[i + 1] = w32_table[(r >> 16) & 0xffff];
-                o[i + 2] = w32_table[(r >> 32) & 0xffff];
-                o[i + 3] = w32_table[r >> 48];
+            /* BIAS_STD == WEIGHT_STD: biases share the weights' values. */
+            weights_at(chunk, s0, done, n);
+            if (swap) {
+                uint32_t *o = chunk;
+                for (size_t i = 0; i < n; i++) o[i] = __builtin_bswap32(o[i]);
             }
-            for (uint64_t r = next64(&s); i < n; i++, r >>= 16) o[i] = w32_table[r & 0xffff];
         } else {
             uint32_t *o = chunk;
             uint64_t r = 0;
@@ -607,7 +753,41 @@ static void write_tensor(gguf_writer *w, const struct tspec *t, uint32_t wtype, 
         }
         if (gguf_writer_write(w, chunk, n * esize, &err)) die_writer(&err, 1);
         count -= n;
+        done += n;
     }
+}
+
+/* Floats per batch of rows in write_quantized(). */
+#define BATCH_FLOATS ((size_t)1 << 22)
+
+/* Streams the data of weight tensor t in its (quantized) type: the values
+ * of the F32 file, through gguf_quantize_rows() on nthreads threads (0:
+ * all cores), a batch of rows at a time. */
+static void write_quantized(gguf_writer *w, const struct tspec *t, uint64_t seed, int nthreads)
+{
+    gguf_error err;
+    uint64_t s0 = stream_state(seed, t->name);
+    uint64_t ne0 = t->ne[0], nrows = t->ne[1];
+    uint64_t row_bytes = gguf_row_bytes(t->type, ne0);
+    uint64_t batch = BATCH_FLOATS / ne0 ? BATCH_FLOATS / ne0 : 1;
+    if (batch > nrows) batch = nrows;
+    float *f = xmalloc(sizeof *f * (size_t)(batch * ne0));
+    void *q = xmalloc((size_t)(batch * row_bytes));
+    for (uint64_t row = 0; row < nrows; row += batch) {
+        uint64_t rows = nrows - row < batch ? nrows - row : batch;
+        weights_at(f, s0, row * ne0, (size_t)(rows * ne0));
+        int rc = gguf_quantize_rows(t->type, f, q, (int64_t)rows, (int64_t)ne0, nthreads);
+        if (rc != GGUF_OK) {
+            fprintf(stderr, PROG ": %s: tensor '%s': quantizing to %s failed: %s\n", g_out,
+                    t->name, gguf_type_str(t->type), gguf_strerror(rc));
+            g_writer = NULL;
+            gguf_writer_free(w); /* removes the temporary output */
+            exit(EXIT_TROUBLE);
+        }
+        if (gguf_writer_write(w, q, (size_t)(rows * row_bytes), &err)) die_writer(&err, 1);
+    }
+    free(f);
+    free(q);
 }
 
 static void usage(int status)
@@ -619,25 +799,49 @@ static void usage(int status)
     }
     fprintf(f,
 "Usage: " PROG " [OPTION]... -o FILE\n"
+"  or:  " PROG " [OPTION]... --plan\n"
 "Write a Qwen2-architecture GGUF model with deterministic pseudo-random\n"
 "weights, for tests and benchmarks.  The same options give the same bytes.\n"
 "\n"
 "  -s, --size=SIZE      model shape (default tiny):\n"
-"                         tiny  2 layers, width 64, 4 heads (2 KV), FFN 128,\n"
-"                               vocabulary 1024 (256 byte tokens, 765 merges,\n"
-"                               <|endoftext|> <|im_start|> <|im_end|>)\n"
-"                         0.5b  24 layers, width 896, 14 heads (2 KV), FFN 4864\n"
-"                         1.5b  28 layers, width 1536, 12 heads (2 KV), FFN 8960\n"
+"                         tiny   2 layers, width 64, 4 heads (2 KV), FFN 128,\n"
+"                                vocabulary 1024 (256 byte tokens, 765 merges,\n"
+"                                <|endoftext|> <|im_start|> <|im_end|>)\n"
+"                         small  as tiny with width 256 and FFN 512: every row\n"
+"                                length is a multiple of 256, so K-quants apply\n"
+"                                to every 2-D tensor\n"
+"                         0.5b   24 layers, width 896, 14 heads (2 KV), FFN 4864\n"
+"                         1.5b   28 layers, width 1536, 12 heads (2 KV), FFN 8960\n"
 "                       0.5b and 1.5b have Qwen2.5's vocabulary layout: 151936\n"
 "                       tokens, 151643 regular (256 byte tokens, 151387 merges),\n"
 "                       the 22 special tokens from <|endoftext|> = 151643, and\n"
 "                       [PAD151665]..[PAD151935]\n"
-"  -t, --type=TYPE      type of the 2-D weights: f32, f16 (default) or bf16;\n"
-"                       norms and biases are always F32\n"
+"  -t, --type=TYPE      type of the 2-D weights (default f16); norms and\n"
+"                       biases are always F32:\n"
+"                         f32, f16, bf16\n"
+"                         any type libgguf can quantize (q8_0, q4_0, q5_0,\n"
+"                           q4_k, q5_k, q6_k ...): the values of the f32\n"
+"                           model, quantized; rows that do not fit the type's\n"
+"                           blocks fall back as in llama-quantize (Q4_K to\n"
+"                           Q5_0, Q5_K to Q5_1, Q6_K to Q8_0)\n"
+"                         q4_k_m, q4_k_s, q5_k_m, q5_k_s: llama-quantize's\n"
+"                           mixtures of that name (without importance matrix),\n"
+"                           e.g. q4_k_m: Q6_K for token_embd (the tied output)\n"
+"                           and for attn_v and ffn_down on the first and last\n"
+"                           eighth of the layers and every third between, Q4_K\n"
+"                           elsewhere, with the same fallbacks\n"
+"                       Quantized files get general.quantization_version = 2\n"
+"                       and the general.file_type llama.cpp uses (15 for\n"
+"                       q4_k_m, 7 for q8_0, 14 (Q4_K_S) for q4_k ...)\n"
+"  -j, --threads=N      threads for making and quantizing weights (default:\n"
+"                       all cores); the output does not depend on it\n"
+"      --plan           print the type, dims and bytes of each tensor and the\n"
+"                       file size, write nothing\n"
 "      --seed=N         seed of weights and merges (default 0); each tensor's\n"
 "                       values depend only on the seed and its name\n"
 "      --version=N      GGUF version 1, 2 or 3 (default 3)\n"
-"      --big-endian     write a big-endian file (header and tensor data)\n"
+"      --big-endian     write a big-endian file (header and tensor data; f32,\n"
+"                       f16 and bf16 only)\n"
 "  -o, --output=FILE    output file; '-' for standard output (not a terminal).\n"
 "                       A file is written under a temporary name and renamed\n"
 "                       when complete\n"
@@ -666,11 +870,62 @@ static int parse_u64(const char *s, uint64_t *out)
     return 0;
 }
 
+/* Fills *wt from a --type argument.  Returns 0; -1 when the name is not a
+ * type or mixture; -2 for a type libgguf cannot quantize; -3 for a type that
+ * no llama.cpp file type is named after (Q8_K, the type of activations). */
+static int parse_type(const char *arg, struct wtype *wt)
+{
+    size_t n = strlen(arg);
+    if (n >= sizeof wt->name) return -1;
+    memset(wt, 0, sizeof *wt);
+    for (size_t i = 0; i <= n; i++)
+        wt->name[i] = (char)(arg[i] >= 'A' && arg[i] <= 'Z' ? arg[i] - 'A' + 'a' : arg[i]);
+    for (size_t i = 0; i < sizeof mixtures / sizeof mixtures[0]; i++)
+        if (strcmp(wt->name, mixtures[i].name) == 0) {
+            wt->ggml_type = mixtures[i].base;
+            wt->file_type = mixtures[i].file_type;
+            wt->mix = mixtures[i].mix;
+            wt->quantized = 1;
+            return 0;
+        }
+    uint32_t type;
+    if (gguf_type_parse(wt->name, &type) != GGUF_OK) return -1;
+    if (type != GGUF_T_F32 && type != GGUF_T_F16 && type != GGUF_T_BF16) {
+        if (!gguf_can_quantize(type)) return -2;
+        wt->quantized = 1;
+    }
+    wt->ggml_type = type;
+    for (size_t i = 0; i < sizeof single_file_types / sizeof single_file_types[0]; i++)
+        if (single_file_types[i].type == type) {
+            wt->file_type = single_file_types[i].file_type;
+            return 0;
+        }
+    return -3;
+}
+
+/* Prints the tensor plan and the file size for --plan. */
+static void print_plan(const struct tspec *ts, size_t nt, uint64_t file_size)
+{
+    for (size_t i = 0; i < nt; i++) {
+        const struct tspec *t = &ts[i];
+        char dims[48];
+        if (t->n_dims == 1)
+            snprintf(dims, sizeof dims, "%" PRIu64, t->ne[0]);
+        else
+            snprintf(dims, sizeof dims, "%" PRIu64 "x%" PRIu64, t->ne[0], t->ne[1]);
+        printf("%-28s %-5s %-12s %10" PRIu64 "\n", t->name, gguf_type_str(t->type), dims,
+               gguf_row_bytes(t->type, t->ne[0]) * t->ne[1]);
+    }
+    printf("file size %" PRIu64 "\n", file_size);
+}
+
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"size", required_argument, NULL, 's'},
         {"type", required_argument, NULL, 't'},
+        {"threads", required_argument, NULL, 'j'},
+        {"plan", no_argument, NULL, 'P'},
         {"seed", required_argument, NULL, 'S'},
         {"version", required_argument, NULL, 'v'},
         {"big-endian", no_argument, NULL, 'B'},
@@ -679,32 +934,51 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const struct shape *sh = &shapes[0];
-    const struct wtype *wt = &wtypes[1];
-    uint64_t seed = 0, version = 3;
-    int big = 0;
+    struct wtype wt;
+    parse_type("f16", &wt);
+    uint64_t seed = 0, version = 3, threads = 0;
+    int big = 0, plan = 0;
     const char *out = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "s:t:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:t:j:o:h", opts, NULL)) != -1) {
         size_t i;
         switch (c) {
         case 's':
             for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
                 if (strcmp(optarg, shapes[i].name) == 0) break;
             if (i == sizeof shapes / sizeof shapes[0]) {
-                fprintf(stderr, PROG ": unknown size '%s' (tiny, 0.5b or 1.5b)\n", optarg);
+                fprintf(stderr, PROG ": unknown size '%s' (tiny, small, 0.5b or 1.5b)\n", optarg);
                 usage(EXIT_TROUBLE);
             }
             sh = &shapes[i];
             break;
         case 't':
-            for (i = 0; i < sizeof wtypes / sizeof wtypes[0]; i++)
-                if (strcmp(optarg, wtypes[i].name) == 0) break;
-            if (i == sizeof wtypes / sizeof wtypes[0]) {
-                fprintf(stderr, PROG ": unknown type '%s' (f32, f16 or bf16)\n", optarg);
+            switch (parse_type(optarg, &wt)) {
+            case 0: break;
+            case -2:
+                fprintf(stderr, PROG ": libgguf cannot quantize to type '%s'\n", optarg);
+                usage(EXIT_TROUBLE);
+                break;
+            case -3:
+                fprintf(stderr, PROG ": type '%s' is not used for model weights (no llama.cpp "
+                        "file type is named after it)\n", optarg);
+                usage(EXIT_TROUBLE);
+                break;
+            default:
+                fprintf(stderr,
+                        PROG ": unknown type '%s' (f32, f16, bf16, a type libgguf can "
+                        "quantize such as q8_0 or q4_k, or q4_k_m, q4_k_s, q5_k_m, q5_k_s)\n",
+                        optarg);
                 usage(EXIT_TROUBLE);
             }
-            wt = &wtypes[i];
             break;
+        case 'j':
+            if (parse_u64(optarg, &threads) || threads < 1 || threads > 4096) {
+                fprintf(stderr, PROG ": invalid thread count '%s' (1 to 4096)\n", optarg);
+                usage(EXIT_TROUBLE);
+            }
+            break;
+        case 'P': plan = 1; break;
         case 'S':
             if (parse_u64(optarg, &seed)) {
                 fprintf(stderr, PROG ": invalid seed '%s'\n", optarg);
@@ -727,25 +1001,33 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
         usage(EXIT_TROUBLE);
     }
-    if (!out) {
+    if (!out && !plan) {
         fprintf(stderr, PROG ": no output file (-o FILE)\n");
         usage(EXIT_TROUBLE);
     }
-    int to_stdout = strcmp(out, "-") == 0;
+    if (big && wt.quantized) {
+        fprintf(stderr, PROG ": --big-endian works with f32, f16 and bf16 only\n");
+        usage(EXIT_TROUBLE);
+    }
+    int to_stdout = out && strcmp(out, "-") == 0;
     g_out = to_stdout ? "(stdout)" : out;
-    if (to_stdout && isatty(STDOUT_FILENO)) {
+    if (!plan && to_stdout && isatty(STDOUT_FILENO)) {
         fprintf(stderr, PROG ": (stdout): refusing to write binary data to a terminal\n");
         return EXIT_TROUBLE;
     }
+#ifdef _OPENMP
+    if (threads) omp_set_num_threads((int)threads);
+#endif
 
     int order = big ? GGUF_BIG_ENDIAN : GGUF_LITTLE_ENDIAN;
     int swap = big != host_big_endian();
-    init_tables(wt->ggml_type, swap);
+    init_tables(wt.ggml_type, swap);
 
-    struct vocab v;
-    build_vocab(&v, sh, seed);
     struct tspec *ts;
     size_t nt = list_tensors(sh, &ts);
+    plan_types(&wt, ts, nt, sh->n_layer, !plan);
+    struct vocab v;
+    build_vocab(&v, sh, seed);
 
     gguf_error err;
     gguf_writer *w = gguf_writer_new();
@@ -771,7 +1053,7 @@ int main(int argc, char **argv)
     OK(gguf_writer_add_u32(w, "qwen2.attention.head_count_kv", sh->n_head_kv, &err));
     OK(gguf_writer_add_f32(w, "qwen2.rope.freq_base", 1000000.0f, &err));
     OK(gguf_writer_add_f32(w, "qwen2.attention.layer_norm_rms_epsilon", 1e-6f, &err));
-    OK(gguf_writer_add_u32(w, "general.file_type", wt->file_type, &err));
+    if (!wt.quantized) OK(gguf_writer_add_u32(w, "general.file_type", wt.file_type, &err));
     OK(gguf_writer_add_str(w, "tokenizer.ggml.model", "gpt2", 4, &err));
     OK(gguf_writer_add_str(w, "tokenizer.ggml.pre", "qwen2", 5, &err));
     OK(gguf_writer_add_str_array(w, "tokenizer.ggml.tokens", v.tokens, v.n, &err));
@@ -783,10 +1065,14 @@ int main(int argc, char **argv)
     OK(gguf_writer_add_bool(w, "tokenizer.ggml.add_bos_token", 0, &err));
     OK(gguf_writer_add_str(w, "tokenizer.chat_template", chat_template,
                            sizeof chat_template - 1, &err));
+    if (wt.quantized) {
+        /* Where llama-quantize puts them: it appends both to the pairs it
+         * copies. */
+        OK(gguf_writer_add_u32(w, "general.quantization_version", QUANTIZATION_VERSION, &err));
+        OK(gguf_writer_add_u32(w, "general.file_type", wt.file_type, &err));
+    }
     for (size_t i = 0; i < nt; i++)
-        OK(gguf_writer_add_tensor(w, ts[i].name,
-                                  ts[i].kind == K_WEIGHT ? wt->ggml_type : GGUF_T_F32,
-                                  ts[i].n_dims, ts[i].ne, &err));
+        OK(gguf_writer_add_tensor(w, ts[i].name, ts[i].type, ts[i].n_dims, ts[i].ne, &err));
 #undef OK
     /* The header holds its own copies: the vocabulary can go. */
     free(v.tokens);
@@ -794,12 +1080,29 @@ int main(int argc, char **argv)
     free(v.merges);
     free(v.arena);
 
+    if (plan) {
+        print_plan(ts, nt, gguf_writer_total_size(w));
+        g_writer = NULL;
+        gguf_writer_free(w);
+        free(ts);
+        if (fflush(stdout) || ferror(stdout)) {
+            fprintf(stderr, PROG ": (stdout): write error: %s\n", strerror(errno));
+            return EXIT_TROUBLE;
+        }
+        return 0;
+    }
+
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
     void *chunk = xmalloc(CHUNK_BYTES);
     if (gguf_writer_open(w, out, &err)) die_writer(&err, 1);
-    for (size_t i = 0; i < nt; i++) write_tensor(w, &ts[i], wt->ggml_type, swap, seed, chunk);
+    for (size_t i = 0; i < nt; i++) {
+        if (wt.quantized && ts[i].kind == K_WEIGHT)
+            write_quantized(w, &ts[i], seed, (int)threads);
+        else
+            write_tensor(w, &ts[i], swap, seed, chunk);
+    }
     if (gguf_writer_finish(w, &err)) die_writer(&err, 1);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);

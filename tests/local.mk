@@ -11,11 +11,13 @@ AM_TESTS_ENVIRONMENT = \
 # The model generator (built by make check, not installed).
 check_PROGRAMS += tests/gguf-synth
 tests_gguf_synth_SOURCES = tests/gguf-synth.c
+tests_gguf_synth_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_gguf_synth_LDFLAGS = $(OPENMP_CFLAGS)
 tests_gguf_synth_LDADD = gguf/libgguf.la -lm
 
 # --- reader unit tests ---
 check_PROGRAMS += tests/test-read
-tests_test_read_SOURCES = tests/test-read.c tests/testutil.h
+tests_test_read_SOURCES = tests/test-read.c tests/testutil.h tests/bytes.h
 tests_test_read_LDADD = gguf/libgguf.la
 TESTS += tests/test-read
 
@@ -27,16 +29,16 @@ include tests/bench/local.mk
 
 # --- hostile inputs: malformed-file corpus, truncation and corruption ---
 check_PROGRAMS += tests/gguf-hostile tests/test-truncate
-tests_gguf_hostile_SOURCES = tests/gguf-hostile.c
+tests_gguf_hostile_SOURCES = tests/gguf-hostile.c tests/bytes.h
 tests_gguf_hostile_LDADD = gguf/libgguf.la
-tests_test_truncate_SOURCES = tests/test-truncate.c tests/testutil.h
+tests_test_truncate_SOURCES = tests/test-truncate.c tests/testutil.h tests/bytes.h
 tests_test_truncate_LDADD = gguf/libgguf.la
 TESTS += tests/test-truncate tests/test-hostile.sh
 EXTRA_DIST += tests/test-hostile.sh
 
 # --- gguf-dump CLI tests ---
 check_PROGRAMS += tests/test-dump-fixture
-tests_test_dump_fixture_SOURCES = tests/test-dump-fixture.c
+tests_test_dump_fixture_SOURCES = tests/test-dump-fixture.c tests/bytes.h
 tests_test_dump_fixture_LDADD = -lm
 TESTS += tests/test-dump.sh tests/test-dump-input.sh tests/test-dump-escape.sh \
 	tests/test-dump-output.sh tests/test-dump-tty.sh
@@ -45,7 +47,63 @@ EXTRA_DIST += tests/test-dump.sh tests/test-dump-input.sh tests/test-dump-escape
 
 # --- writer: round trip, known answers, failure paths; gguf-py cross-check ---
 check_PROGRAMS += tests/test-write
-tests_test_write_SOURCES = tests/test-write.c tests/testutil.h
+tests_test_write_SOURCES = tests/test-write.c tests/testutil.h tests/bytes.h
 tests_test_write_LDADD = gguf/libgguf.la
 TESTS += tests/test-write tests/test-write-gguf-py.sh tests/test-synth.sh
 EXTRA_DIST += tests/test-write-gguf-py.sh tests/test-synth.sh
+
+# --- quant/: conversions, round-trip bounds, multi-row functions, arguments;
+# known answers from the reference quantizer ---
+check_PROGRAMS += tests/test-quant tests/test-quant-kat
+tests_test_quant_SOURCES = tests/test-quant.c tests/testutil.h
+tests_test_quant_LDADD = gguf/libgguf.la -lm
+tests_test_quant_kat_SOURCES = tests/test-quant-kat.c tests/testutil.h
+tests_test_quant_kat_LDADD = gguf/libgguf.la -lm
+TESTS += tests/test-quant tests/test-quant-kat
+EXTRA_DIST += tests/data/quant-kat/README.md \
+	tests/data/quant-kat/bf16.kat tests/data/quant-kat/f16.kat \
+	tests/data/quant-kat/q2_K.kat tests/data/quant-kat/q3_K.kat \
+	tests/data/quant-kat/q4_0.kat tests/data/quant-kat/q4_1.kat \
+	tests/data/quant-kat/q4_K.kat tests/data/quant-kat/q5_0.kat \
+	tests/data/quant-kat/q5_1.kat tests/data/quant-kat/q5_K.kat \
+	tests/data/quant-kat/q6_K.kat tests/data/quant-kat/q8_0.kat
+
+# --- gguf-requant: file-type rule, output checker, CLI and failure paths ---
+check_PROGRAMS += tests/requant-check tests/test-requant-mixture
+tests_requant_check_SOURCES = tests/requant-check.c
+tests_requant_check_LDADD = gguf/libgguf.la
+tests_test_requant_mixture_SOURCES = tests/test-requant-mixture.c tools/mixture.c \
+	tools/mixture.h tests/testutil.h
+tests_test_requant_mixture_LDADD = gguf/libgguf.la
+TESTS += tests/test-requant-mixture tests/test-requant.sh tests/test-requant-io.sh \
+	tests/test-requant-fail.sh tests/test-requant-fs.sh tests/test-requant-tty.sh
+EXTRA_DIST += tests/test-requant.sh tests/test-requant-io.sh tests/test-requant-fail.sh \
+	tests/test-requant-fs.sh tests/test-requant-tty.sh tests/test-requant-common.sh
+
+# --- gguf-synth quantized outputs; gguf-dump --values and --stats ---
+check_PROGRAMS += tests/synth-check
+tests_synth_check_SOURCES = tests/synth-check.c
+tests_synth_check_LDADD = gguf/libgguf.la -lm
+TESTS += tests/test-synth-quant.sh tests/test-synth-stream.sh tests/test-dump-values.sh \
+	tests/test-dump-stats.sh
+EXTRA_DIST += tests/test-synth-quant.sh tests/test-synth-stream.sh tests/test-dump-values.sh \
+	tests/test-dump-stats.sh tests/gguflite.py
+
+# --- known answers from llama-quantize: requantization and synthetic quantized models ---
+TESTS += tests/test-requant-kat.sh
+EXTRA_DIST += tests/test-requant-kat.sh tests/data/requant-kat/README.md \
+	tests/data/requant-kat/small.kat
+
+# --- quant/ SIMD paths: every one the CPU has, bit for bit against scalar ---
+check_PROGRAMS += tests/test-quant-simd
+tests_test_quant_simd_SOURCES = tests/test-quant-simd.c tests/testutil.h
+tests_test_quant_simd_LDADD = gguf/libgguf.la -lm
+# Tell the test which paths the build has, so that it can insist on them.
+tests_test_quant_simd_CPPFLAGS = $(AM_CPPFLAGS)
+if HAVE_AVX2_FLAGS
+tests_test_quant_simd_CPPFLAGS += -DTEST_HAVE_AVX2
+endif
+if HAVE_AVX512_FLAGS
+tests_test_quant_simd_CPPFLAGS += -DTEST_HAVE_AVX512
+endif
+TESTS += tests/test-quant-simd

@@ -47,6 +47,10 @@ empty() {
 run 0 help --help
 has "$tmp/help.out" "Usage: gguf-synth"
 has "$tmp/help.out" "--big-endian"
+has "$tmp/help.out" "small  as tiny with width 256 and FFN 512"
+has "$tmp/help.out" "q4_k_m, q4_k_s, q5_k_m, q5_k_s"
+has "$tmp/help.out" "--threads=N"
+has "$tmp/help.out" "--plan"
 empty "$tmp/help.err"
 run 2 badsize --size 7b -o "$tmp/x.gguf"
 has "$tmp/badsize.err" "gguf-synth: unknown size '7b'"
@@ -97,6 +101,18 @@ for opts in "--type f32" "--type bf16" "--version 1" "--version 2 --big-endian" 
         fail "gguf-synth $opts: our reader rejects the output: $(cat "$tmp/v.err")"
     fi
 done
+# --size small: 256-wide rows everywhere.
+"$SYNTH" --size small -o "$tmp/small.gguf" 2>"$tmp/small.err" || fail "--size small: $(cat "$tmp/small.err")"
+"$LIST" --list "$tmp/small.gguf" >"$tmp/small.list" 2>&1
+for want in '^tensor_count 26$' '^kv qwen2.embedding_length UINT32 256$' \
+    '^kv qwen2.feed_forward_length UINT32 512$' '^kv qwen2.attention.head_count UINT32 4$' \
+    '^kv qwen2.attention.head_count_kv UINT32 2$' '^kv tokenizer.ggml.tokens ARRAY STRING 1024 ' \
+    '^tensor token_embd.weight F16 256,1024 ' '^tensor blk.1.attn_k.weight F16 256,128 ' \
+    '^tensor blk.1.ffn_down.weight F16 512,256 '; do
+    checks=$((checks + 1))
+    grep -q "$want" "$tmp/small.list" || fail "--size small: no line matching $want"
+done
+
 # Tensor data does not depend on the version (offsets do: the header size
 # differs, so field 5 is left out).
 "$SYNTH" --seed 5 --version 1 -o "$tmp/v1.gguf" && "$SYNTH" --seed 5 --version 3 -o "$tmp/v3.gguf" &&

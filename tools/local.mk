@@ -5,4 +5,10 @@ tools_libcli_la_LIBADD = -lm
 
 bin_PROGRAMS += gguf-dump
 gguf_dump_SOURCES = tools/gguf-dump.c
-gguf_dump_LDADD = tools/libcli.la gguf/libgguf.la
+gguf_dump_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+gguf_dump_LDFLAGS = $(OPENMP_CFLAGS)
+gguf_dump_LDADD = tools/libcli.la gguf/libgguf.la -lm
+
+bin_PROGRAMS += gguf-requant
+gguf_requant_SOURCES = tools/gguf-requant.c tools/mixture.c tools/mixture.h
+gguf_requant_LDADD = tools/libcli.la gguf/libgguf.la -lm

@@ -1,4 +1,13 @@
 # tests/bench/: benchmarks, run by `make bench` (never by `make check`).
-BENCHMARKS += tests/bench/bench-dump.sh
+BENCHMARKS += tests/bench/bench-dump.sh tests/bench/bench-requant.sh
 EXTRA_DIST += $(BENCHMARKS)
-CLEANFILES += tests/bench/cache/qwen2-1.5b-f16.gguf
+CLEANFILES += tests/bench/cache/qwen2-1.5b-f16.gguf tests/bench/cache/qwen2-1.5b-q4_k_m.gguf
+
+# Row kernel speed per SIMD path: a C program built by `make bench` only
+# (EXTRA_PROGRAMS), run by its script.
+BENCHMARKS += tests/bench/bench-quant.sh
+EXTRA_PROGRAMS = tests/bench/bench-quant
+tests_bench_bench_quant_SOURCES = tests/bench/bench-quant.c
+tests_bench_bench_quant_LDADD = gguf/libgguf.la -lm
+CLEANFILES += tests/bench/bench-quant$(EXEEXT)
+bench: tests/bench/bench-quant$(EXEEXT)

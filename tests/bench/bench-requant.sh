@@ -1,0 +1,191 @@
+#!/bin/bash
+# bench-requant.sh -- how fast gguf-requant turns Q6_K tensors into Q4_K.
+#
+# Converts every Q6_K tensor of the 1.5b synthetic Qwen2 model in Q4_K_M
+# (token_embd, half of the attn_v and ffn_down tensors; generated once with
+# tests/gguf-synth and kept in the cache directory) to Q4_K with 2 threads:
+#
+#   gguf-requant --from q6_k --to q4_k -t 2 IN OUT
+#
+# When LLAMA_QUANTIZE names llama.cpp's llama-quantize, it does the same
+# conversion side by side,
+#
+#   llama-quantize --allow-requantize --tensor-type attn_v=q4_k
+#       --tensor-type ffn_down=q4_k --token-embedding-type q4_k IN OUT2 Q4_K_M 2
+#
+# the ratio of the two times is printed, and every tensor of OUT is compared
+# byte for byte with the same tensor of OUT2 ("identical tensor bytes: yes"
+# or the first tensor that differs).  Times are best of N runs with the page
+# cache warm, wall clock and the CPU time of that run (on a shared machine
+# the CPU ratio is the steadier one); they are reported, never judged: the
+# script fails only when something could not run.  The outputs (about 1 GB
+# each) go to a temporary directory that is removed at exit.
+#
+# Environment:
+#   BENCH_DIR        cache directory for generated models
+#                    (default: $top_builddir/tests/bench/cache)
+#   BENCH_MODEL      convert this file instead of the generated model
+#   BENCH_RUNS       runs per command, best one reported (default 3)
+#   BENCH_THREADS    threads for both tools (default 2)
+#   LLAMA_QUANTIZE   llama-quantize to compare with (unset: no comparison)
+#   GGUF_REQUANT     the gguf-requant binary to time (default: the build's)
+#   GGUF_DUMP        the gguf-dump binary used to locate tensors
+#   TMPDIR           where the outputs are written (default /tmp)
+
+set -u
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+runs=${BENCH_RUNS:-3}
+threads=${BENCH_THREADS:-2}
+cache=${BENCH_DIR:-$top_builddir/tests/bench/cache}
+me=bench-requant
+
+die() { echo "$me: $*" >&2; exit 2; }
+
+# tool NAME: the real binary, not libtool's wrapper script (the wrapper's
+# shell start would be timed too).
+tool() {
+    if [ -x "$top_builddir/.libs/$1" ]; then
+        echo "$top_builddir/.libs/$1"
+    else
+        echo "$top_builddir/$1"
+    fi
+}
+export LD_LIBRARY_PATH="$top_builddir/gguf/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+requant=${GGUF_REQUANT:-$(tool gguf-requant)}
+dump=${GGUF_DUMP:-$(tool gguf-dump)}
+[ -x "$requant" ] || die "$requant: not built (run make first)"
+[ -x "$dump" ] || die "$dump: not built (run make first)"
+command -v python3 > /dev/null 2>&1 || die "python3 not found (needed to read gguf-dump --json)"
+
+if [ -n "${BENCH_MODEL:-}" ]; then
+    model=$BENCH_MODEL
+    [ -r "$model" ] || die "$model: cannot read"
+else
+    model=$cache/qwen2-1.5b-q4_k_m.gguf
+    if [ ! -f "$model" ]; then
+        mkdir -p "$cache" || die "$cache: cannot create"
+        synth=$top_builddir/tests/gguf-synth
+        [ -x "$synth" ] || die "$synth: not built (run make check or make bench)"
+        echo "generating $model (once; kept for later runs)"
+        "$synth" --size 1.5b --type q4_k_m --seed 1 -o "$model" ||
+            die "$model: gguf-synth failed"
+    fi
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-requant.XXXXXX") || die "cannot create a temporary directory"
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 2' HUP INT TERM
+
+# cpu_now VAR: sets VAR to the user plus system CPU time, in milliseconds,
+# of this shell's finished children so far.  The `times` builtin must run
+# in this shell, not in a command substitution (a subshell has children of
+# its own), so its report goes through a file.
+cpu_now() {
+    times > "$tmp/times"
+    printf -v "$1" '%s' "$(awk 'NR == 2 {
+        split($1, u, "m"); split($2, s, "m")
+        printf "%d\n", (u[1] * 60 + u[2]) * 1000 + (s[1] * 60 + s[2]) * 1000
+    }' "$tmp/times")"
+}
+
+# best_ms N LOG CMD...: runs CMD once to warm the page cache, then N times,
+# its output going to LOG; prints the best wall time in milliseconds (3
+# decimals) and the CPU time (user + system, ms) of that run.  Fails when
+# CMD fails.  The clock is bash's EPOCHREALTIME, read without a subshell;
+# stripping its decimal separator (which follows the locale) gives
+# microseconds.  On a shared machine the CPU time says more than the wall
+# time about the work done.
+best_ms() {
+    local n=$1 log=$2 best='' cpu='' t0 t1 c0 c1 d i
+    shift 2
+    "$@" > "$log" 2>&1 || return 1
+    for ((i = 0; i < n; i++)); do
+        cpu_now c0
+        t0=${EPOCHREALTIME//[.,]/}
+        "$@" > "$log" 2>&1 || return 1
+        t1=${EPOCHREALTIME//[.,]/}
+        cpu_now c1
+        d=$((t1 - t0))
+        if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; cpu=$((c1 - c0)); fi
+    done
+    printf '%d.%03d %d\n' $((best / 1000)) $((best % 1000)) "$cpu"
+}
+
+# tensors FILE: prints one line per tensor, "name type offset bytes", from
+# gguf-dump --json (absolute offsets).
+tensors() {
+    "$dump" --json "$1" > "$tmp/dump.json" || return 1
+    python3 -c '
+import json, sys
+for t in json.load(open(sys.argv[1]))["tensors"]:
+    print(t["name"], t["type"], t["offset"], t["bytes"])
+' "$tmp/dump.json"
+}
+
+size=$(stat -c %s "$model") || die "$model: cannot stat"
+tensors "$model" > "$tmp/in.list" || die "$model: gguf-dump --json failed"
+n_q6=$(awk '$2 == "Q6_K" { n++; w += $4 } END { printf "%d tensors, %.0f MiB", n, w / 1048576 }' "$tmp/in.list")
+echo "model: $model ($((size / 1048576)) MiB; Q6_K: $n_q6)"
+echo "threads: $threads; best of $runs runs, page cache warm"
+
+out=$tmp/requant.gguf
+read -r ours ours_cpu <<< "$(best_ms "$runs" "$tmp/requant.log" "$requant" -q --from q6_k --to q4_k \
+    -t "$threads" "$model" "$out")"
+if [ -z "$ours" ]; then
+    tail -n 20 "$tmp/requant.log" >&2
+    die "gguf-requant $model failed"
+fi
+printf '  %-16s %10s ms wall %8s ms CPU   (goal: at least 2x faster than llama-quantize)\n' \
+    "gguf-requant" "$ours" "$ours_cpu"
+
+if [ -z "${LLAMA_QUANTIZE:-}" ]; then
+    echo "peer llama-quantize: skipped (set LLAMA_QUANTIZE to the path of llama.cpp's llama-quantize to compare)"
+    exit 0
+fi
+[ -x "$LLAMA_QUANTIZE" ] || die "$LLAMA_QUANTIZE: not an executable (LLAMA_QUANTIZE)"
+
+out2=$tmp/llama-quantize.gguf
+read -r peer peer_cpu <<< "$(best_ms "$runs" "$tmp/peer.log" "$LLAMA_QUANTIZE" --allow-requantize \
+    --tensor-type attn_v=q4_k --tensor-type ffn_down=q4_k --token-embedding-type q4_k \
+    "$model" "$out2" Q4_K_M "$threads")"
+if [ -z "$peer" ]; then
+    tail -n 20 "$tmp/peer.log" >&2
+    die "llama-quantize $model failed"
+fi
+printf '  %-16s %10s ms wall %8s ms CPU\n' "llama-quantize" "$peer" "$peer_cpu"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+echo "ratio (llama-quantize / gguf-requant; above 1 means gguf-requant is faster):" \
+    "wall $(ratio "$peer" "$ours"), CPU $(ratio "$peer_cpu" "$ours_cpu")"
+
+# Tensor by tensor, by name: same type, same size, same bytes.  Metadata is
+# not compared: each tool records its own provenance.
+tensors "$out" > "$tmp/out.list" || die "$out: gguf-dump --json failed"
+tensors "$out2" > "$tmp/out2.list" || die "$out2: gguf-dump --json failed"
+first=
+n=0
+while read -r name type off len; do
+    n=$((n + 1))
+    read -r type2 off2 len2 <<< "$(awk -v n="$name" '$1 == n { print $2, $3, $4; exit }' "$tmp/out2.list")"
+    if [ -z "${type2:-}" ]; then
+        first="$name (not in llama-quantize's output)"
+    elif [ "$type" != "$type2" ]; then
+        first="$name (type $type, llama-quantize: $type2)"
+    elif [ "$len" != "$len2" ]; then
+        first="$name ($len bytes, llama-quantize: $len2)"
+    elif ! cmp -s -n "$len" -i "$off:$off2" "$out" "$out2"; then
+        first="$name ($type: $(cmp -n "$len" -i "$off:$off2" "$out" "$out2" 2>&1 |
+            sed -n 's/.* differ: byte \([0-9]*\).*/first difference at byte \1 of the tensor/p'))"
+    fi
+    [ -z "$first" ] || break
+done < "$tmp/out.list"
+n2=$(wc -l < "$tmp/out2.list")
+if [ -z "$first" ] && [ "$n" -ne "$n2" ]; then
+    first="(tensor counts differ: $n, llama-quantize: $n2)"
+fi
+if [ -z "$first" ]; then
+    echo "identical tensor bytes: yes ($n tensors)"
+else
+    echo "identical tensor bytes: no; first differing tensor: $first"
+fi
+exit 0

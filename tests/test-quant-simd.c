@@ -1,0 +1,577 @@
+/* test-quant-simd.c -- every SIMD path against the scalar one, bit for bit.
+ *
+ * For each SIMD path this CPU and build support (avx2, avx512), and for
+ * every type that can be quantized or dequantized, the path's output must
+ * be byte for byte the scalar path's:
+ *  - quantization of rows of 1, 2, 3, 5, 6 and 17 blocks (every tail of
+ *    the kernels that fit several blocks at once): Gaussian rows over a
+ *    wide range of scales, the input rows of the known-answer files
+ *    (tests/data/quant-kat), rows on a grid of half steps (rounding ties
+ *    in every format), zeros, constants, tiny, subnormal and huge
+ *    magnitudes up to FLT_MAX, sparse rows, rows whose elements have
+ *    random exponents over the whole float range, and rows with NaN and
+ *    infinity;
+ *  - F16 and BF16 conversions on every half value and on random float bit
+ *    patterns (NaN payloads included);
+ *  - dequantization of the quantizers' outputs and of random blocks: the
+ *    floats must have the same bits, except that where a block's half
+ *    scale fields are random NaNs, any NaN matches any NaN (the payload of
+ *    a sum of two NaNs depends on the order the compiler put them in);
+ *  - the threaded functions, gguf_quantize_rows() and the Q6_K -> Q4_K
+ *    gguf_convert_rows() of gguf-requant, with 1 and 2 threads.
+ * A build that has a path's kernels (configure found the compiler flags)
+ * on a CPU that has the instructions must offer that path.  Exits 77 only
+ * when no SIMD path is available at all.  Usage: test-quant-simd [KATDIR]
+ */
+#include <config.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gguf/gguf.h"
+#include "quant/quant.h"
+#include "tests/testutil.h"
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                   */
+
+static uint64_t rng_state = 0x5eed5eed12345678ull;
+
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(void)
+{
+    return ((double)(rng_next() >> 11) + 0.5) * 0x1p-53;
+}
+
+static int rng_int(int lo, int hi)
+{
+    return lo + (int)(rng_next() % (uint64_t)(hi - lo + 1));
+}
+
+static float rng_gauss(void)
+{
+    return (float)(sqrt(-2.0 * log(rng_unit())) * cos(6.283185307179586 * rng_unit()));
+}
+
+static float u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) HARD_ERROR("out of memory (%zu bytes)", n);
+    return p;
+}
+
+/* The SIMD levels to test (not the scalar one). */
+static int levels[2];
+static int nlevels;
+
+static void set_level(int level)
+{
+    if (gguf_simd_set(level) != GGUF_OK)
+        HARD_ERROR("gguf_simd_set(%s) failed after it succeeded", gguf_simd_name(level));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Comparisons                                                               */
+
+static int ncompared[GGUF_T_COUNT][2]; /* [type][0 quant, 1 dequant] rows checked */
+
+/* Quantizes x (n floats) into `type` with the scalar path and with every
+ * SIMD level; the bytes must agree.  `what` names the input. */
+static void compare_quant(uint32_t type, const float *x, int64_t n, const char *what)
+{
+    const uint64_t bytes = gguf_row_bytes(type, (uint64_t)n);
+    uint8_t *ref = xmalloc(bytes), *out = xmalloc(bytes);
+    set_level(GGUF_SIMD_SCALAR);
+    memset(ref, 0x5a, bytes);
+    int rc = gguf_quantize_row(type, x, ref, n);
+    REQUIRE(rc == GGUF_OK, "%s %s: scalar quantize returned %d", gguf_type_str(type), what, rc);
+    const uint64_t tsize = gguf_type_get(type)->type_size;
+    for (int k = 0; k < nlevels; k++) {
+        set_level(levels[k]);
+        memset(out, 0xa5, bytes);
+        rc = gguf_quantize_row(type, x, out, n);
+        uint64_t i = 0;
+        while (i < bytes && out[i] == ref[i]) i++;
+        CHECK(rc == GGUF_OK && i == bytes,
+              "%s quantize, %s path, %s (%lld elements): rc %d, first difference at byte %llu "
+              "(block %llu, offset %llu): 0x%02x, scalar 0x%02x",
+              gguf_type_str(type), gguf_simd_name(levels[k]), what, (long long)n, rc,
+              (unsigned long long)i, (unsigned long long)(i / tsize),
+              (unsigned long long)(i % tsize), i < bytes ? out[i] : 0, i < bytes ? ref[i] : 0);
+    }
+    ncompared[type][0]++;
+    free(ref);
+    free(out);
+}
+
+/* Dequantizes blocks q (n elements of `type`) with the scalar path and with
+ * every SIMD level; the floats must have the same bits (any NaN matching
+ * any NaN when nan_any). */
+static void compare_dequant(uint32_t type, const void *q, int64_t n, int nan_any, const char *what)
+{
+    float *ref = xmalloc((size_t)n * sizeof *ref), *out = xmalloc((size_t)n * sizeof *out);
+    set_level(GGUF_SIMD_SCALAR);
+    int rc = gguf_dequantize_row(type, q, ref, n);
+    REQUIRE(rc == GGUF_OK, "%s %s: scalar dequantize returned %d", gguf_type_str(type), what, rc);
+    for (int k = 0; k < nlevels; k++) {
+        set_level(levels[k]);
+        memset(out, 0xa5, (size_t)n * sizeof *out);
+        rc = gguf_dequantize_row(type, q, out, n);
+        int64_t i = 0;
+        for (; i < n; i++) {
+            if (memcmp(&out[i], &ref[i], 4) == 0) continue;
+            if (nan_any && isnan(out[i]) && isnan(ref[i])) continue;
+            break;
+        }
+        uint32_t a = 0, b = 0;
+        if (i < n) {
+            memcpy(&a, &out[i], 4);
+            memcpy(&b, &ref[i], 4);
+        }
+        CHECK(rc == GGUF_OK && i == n,
+              "%s dequantize, %s path, %s (%lld elements): rc %d, first difference at element "
+              "%lld: %.9g (0x%08x), scalar %.9g (0x%08x)",
+              gguf_type_str(type), gguf_simd_name(levels[k]), what, (long long)n, rc,
+              (long long)i, i < n ? out[i] : 0.0f, a, i < n ? ref[i] : 0.0f, b);
+    }
+    ncompared[type][1]++;
+    free(ref);
+    free(out);
+}
+
+/* Quantizes x with the scalar path, then compares quantization of x and
+ * dequantization of the result across paths. */
+static void compare_both(uint32_t type, const float *x, int64_t n, const char *what)
+{
+    compare_quant(type, x, n, what);
+    if (!gguf_can_dequantize(type)) return;
+    const uint64_t bytes = gguf_row_bytes(type, (uint64_t)n);
+    uint8_t *q = xmalloc(bytes);
+    set_level(GGUF_SIMD_SCALAR);
+    if (gguf_quantize_row(type, x, q, n) != GGUF_OK) HARD_ERROR("quantize failed");
+    compare_dequant(type, q, n, 1, what); /* NaN and infinity inputs make NaN scales */
+    free(q);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Inputs                                                                    */
+
+/* Rows of this many blocks: one, and every remainder of the kernels that
+ * take 2 or 4 blocks at a time, plus a longer row. */
+static const int block_counts[] = {1, 2, 3, 5, 6, 17};
+#define NCOUNTS (sizeof block_counts / sizeof block_counts[0])
+
+enum kind {
+    K_GAUSS, K_GRID, K_ZEROS, K_CONST, K_TINY, K_SUBNORMAL, K_HUGE, K_MAXMAG, K_SPARSE,
+    K_WILD, K_GROUP_CONST, K_DEQUANTIZED, K_NONFINITE, K_COUNT
+};
+
+static const char *const kind_names[K_COUNT] = {
+    "gaussian", "half-step grid", "zeros", "constant", "tiny", "subnormal", "huge",
+    "near FLT_MAX", "sparse", "random exponents", "constant groups", "dequantized",
+    "NaN and infinity",
+};
+
+/* A float with random sign, exponent (any finite one) and mantissa. */
+static float wild_float(void)
+{
+    const uint32_t e = (uint32_t)rng_int(0, 254);
+    return u2f((uint32_t)(rng_next() & 0x807fffffu) | e << 23);
+}
+
+/* Fills x[0..n) with a row of kind k (variant v picks scales and signs). */
+static void make_row(enum kind k, int v, float *x, int64_t n)
+{
+    const double scale = pow(10.0, rng_int(-8, 8) / 2.0);
+    switch (k) {
+    case K_GAUSS:
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(scale * rng_gauss());
+        break;
+    case K_GRID: {
+        /* Multiples of half a step of a power of two, the extreme placed
+         * where the formats map it to a whole level: the scaled values fall
+         * on x.5 exactly, the rounding ties. */
+        const float s = ldexpf(1.0f, rng_int(-20, 10));
+        const int span = (int[]){4, 8, 16, 32, 64, 127, 254}[rng_int(0, 6)];
+        for (int64_t i = 0; i < n; i++) x[i] = s * 0.5f * (float)rng_int(-span, span);
+        for (int64_t i = 0; i < n; i += 32) x[i + rng_int(0, 31)] = s * (float)(v & 1 ? span : -span) / 2;
+        break;
+    }
+    case K_ZEROS:
+        for (int64_t i = 0; i < n; i++) x[i] = v & 1 ? -0.0f : 0.0f;
+        break;
+    case K_CONST: {
+        const float c = (float)(v & 1 ? -scale : scale);
+        for (int64_t i = 0; i < n; i++) x[i] = c;
+        break;
+    }
+    case K_TINY:
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(1e-30 * rng_gauss());
+        break;
+    case K_SUBNORMAL:
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(1e-41 * rng_gauss());
+        break;
+    case K_HUGE:
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(1e30 * rng_gauss());
+        break;
+    case K_MAXMAG:
+        for (int64_t i = 0; i < n; i++) {
+            const double g = rng_gauss();
+            x[i] = (float)(g > 0 ? FLT_MAX * fmin(g / 4, 1.0) : -FLT_MAX * fmin(-g / 4, 1.0));
+        }
+        break;
+    case K_SPARSE:
+        for (int64_t i = 0; i < n; i++) x[i] = rng_int(0, 15) == 0 ? (float)(scale * rng_gauss()) : 0.0f;
+        break;
+    case K_WILD:
+        for (int64_t i = 0; i < n; i++) x[i] = wild_float();
+        break;
+    case K_GROUP_CONST:
+        /* Runs of 16 equal values, some zero: flat groups among others. */
+        for (int64_t i = 0; i < n; i += 16) {
+            const float c = rng_int(0, 2) ? (float)(scale * rng_gauss()) : 0.0f;
+            for (int j = 0; j < 16; j++) x[i + j] = c;
+        }
+        break;
+    case K_DEQUANTIZED: {
+        /* What gguf-requant feeds the quantizers: values on the grid of
+         * another format, where candidate fits often tie exactly. */
+        static const uint32_t from[] = {GGUF_T_Q6_K, GGUF_T_Q4_K, GGUF_T_Q5_K, GGUF_T_Q8_0};
+        const uint32_t t = from[v % 4];
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(scale * rng_gauss());
+        const int64_t whole = n / 256 * 256;
+        if (whole == 0) break;
+        uint8_t *q = xmalloc(gguf_row_bytes(t, (uint64_t)whole));
+        if (gguf_quantize_row(t, x, q, whole) != GGUF_OK ||
+            gguf_dequantize_row(t, q, x, whole) != GGUF_OK)
+            HARD_ERROR("making a dequantized row failed");
+        free(q);
+        break;
+    }
+    case K_NONFINITE:
+        for (int64_t i = 0; i < n; i++) x[i] = (float)(scale * rng_gauss());
+        for (int64_t i = 0; i < n; i += 256) {
+            const float bad[] = {NAN, -NAN, INFINITY, -INFINITY, u2f(0x7f800001u)};
+            x[i + rng_int(0, 255 < n - i - 1 ? 255 : (int)(n - i - 1))] = bad[rng_int(0, 4)];
+        }
+        break;
+    case K_COUNT:
+        break;
+    }
+}
+
+/* The input rows of every .kat file in dir (512 floats each). */
+static float *kat_rows;
+static int kat_nrows;
+#define KAT_FLOATS 512
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static void load_kat(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) HARD_ERROR("%s: %s", dir, strerror(errno));
+    const size_t line_max = 1 << 16;
+    char *line = xmalloc(line_max);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".kat") != 0) continue;
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            HARD_ERROR("%s/%s: path too long", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) HARD_ERROR("%s: %s", path, strerror(errno));
+        /* Header, then (kind, input, output) triples: the input is the
+         * second line of each triple. */
+        long ln = 0;
+        while (fgets(line, (int)line_max, f)) {
+            ln++;
+            if (ln < 2 || (ln - 2) % 3 != 1) continue;
+            size_t l = strcspn(line, "\r\n");
+            if (l != KAT_FLOATS * 8) HARD_ERROR("%s:%ld: not %d floats of hex", path, ln, KAT_FLOATS);
+            kat_rows = realloc(kat_rows, (size_t)(kat_nrows + 1) * KAT_FLOATS * sizeof(float));
+            if (!kat_rows) HARD_ERROR("out of memory");
+            uint8_t *p = (uint8_t *)(kat_rows + (size_t)kat_nrows * KAT_FLOATS);
+            for (size_t i = 0; i < l / 2; i++) {
+                const int hi = hexval(line[2 * i]), lo = hexval(line[2 * i + 1]);
+                if (hi < 0 || lo < 0) HARD_ERROR("%s:%ld: bad hex", path, ln);
+                p[i] = (uint8_t)(hi << 4 | lo);
+            }
+            kat_nrows++;
+        }
+        fclose(f);
+    }
+    closedir(d);
+    free(line);
+    if (kat_nrows == 0) HARD_ERROR("%s: no known-answer inputs", dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests                                                                     */
+
+/* Rows of 17 blocks per type beyond the kinds above. */
+#define MANY_ROWS 160
+
+static void test_quant_rows(void)
+{
+    for (uint32_t type = 0; type < GGUF_T_COUNT; type++) {
+        if (!gguf_can_quantize(type)) continue;
+        const int64_t bs = gguf_type_get(type)->block_size;
+        /* The elements of one K-quant block, or of 8 legacy blocks. */
+        const int64_t unit = bs == 1 ? 256 : bs == 32 ? 256 : bs;
+        char what[128];
+
+        for (size_t c = 0; c < NCOUNTS; c++) {
+            const int64_t n = unit * block_counts[c];
+            float *x = xmalloc((size_t)n * sizeof *x);
+            for (int k = 0; k < K_COUNT; k++) {
+                for (int v = 0; v < 4; v++) {
+                    make_row((enum kind)k, v, x, n);
+                    snprintf(what, sizeof what, "%s row %d", kind_names[k], v);
+                    compare_both(type, x, n, what);
+                }
+            }
+            free(x);
+        }
+        /* Legacy formats also in rows of 1, 3 and 17 blocks of 32. */
+        if (bs == 32) {
+            for (int nb = 1; nb <= 17; nb += 2) {
+                float *x = xmalloc((size_t)nb * 32 * sizeof *x);
+                for (int k = 0; k < K_COUNT; k++) {
+                    make_row((enum kind)k, nb, x, nb * 32);
+                    snprintf(what, sizeof what, "%s row of %d blocks", kind_names[k], nb);
+                    compare_both(type, x, nb * 32, what);
+                }
+                free(x);
+            }
+        }
+        /* Many Gaussian and dequantized rows of 17 blocks. */
+        float *x = xmalloc((size_t)unit * 17 * sizeof *x);
+        for (int r = 0; r < MANY_ROWS; r++) {
+            const enum kind k = r % 2 ? K_DEQUANTIZED : K_GAUSS;
+            make_row(k, r / 2, x, unit * 17);
+            snprintf(what, sizeof what, "%s row %d of 17 blocks", kind_names[k], r);
+            compare_both(type, x, unit * 17, what);
+        }
+        free(x);
+        /* The known-answer inputs, two K-quant blocks each, then all of
+         * them as one row (an even number of blocks of every size). */
+        for (int r = 0; r < kat_nrows; r++) {
+            snprintf(what, sizeof what, "known-answer input %d", r);
+            compare_both(type, kat_rows + (size_t)r * KAT_FLOATS, KAT_FLOATS, what);
+        }
+        compare_both(type, kat_rows, (int64_t)kat_nrows * KAT_FLOATS, "all known-answer inputs");
+    }
+}
+
+/* Every half value; random float bit patterns (payloads, boundaries). */
+static void test_half_conversions(void)
+{
+    const int64_t n = 65536;
+    uint16_t *h = xmalloc((size_t)n * 2);
+    for (int64_t i = 0; i < n; i++) h[i] = (uint16_t)i;
+    compare_dequant(GGUF_T_F16, h, n, 0, "every half value");
+    compare_dequant(GGUF_T_BF16, h, n, 0, "every bfloat16 value");
+    /* Odd lengths: the element-wise kernels' scalar tails. */
+    for (int64_t len = 1; len < 40; len += 3) {
+        compare_dequant(GGUF_T_F16, h + 31744 - len / 2, len, 0, "a short run of halves");
+        compare_dequant(GGUF_T_BF16, h + 32640 - len / 2, len, 0, "a short run of bfloat16");
+    }
+    free(h);
+
+    const int64_t m = 1 << 18;
+    float *x = xmalloc((size_t)m * sizeof *x);
+    for (int64_t i = 0; i < m; i++) {
+        uint32_t u = (uint32_t)rng_next();
+        switch (i % 4) {
+        case 0: break;                                   /* any bits, NaNs included */
+        case 1: u = (u & 0x80001fffu) | (uint32_t)rng_int(100, 145) << 23; break; /* half range */
+        case 2: u = (u & 0x8000ffffu) | (uint32_t)rng_int(0, 255) << 23; break; /* bf16 ties */
+        case 3: u = (u & 0x80000000u) | (uint32_t)rng_int(0x477fe000, 0x47800000); break; /* ~65520 */
+        }
+        memcpy(&x[i], &u, 4);
+    }
+    compare_quant(GGUF_T_F16, x, m, "random float bit patterns");
+    compare_quant(GGUF_T_BF16, x, m, "random float bit patterns");
+    for (int64_t len = 1; len < 40; len += 3) {
+        compare_quant(GGUF_T_F16, x + 1000, len, "a short row");
+        compare_quant(GGUF_T_BF16, x + 1000, len, "a short row");
+    }
+    free(x);
+}
+
+/* Byte offsets of the half-float fields of a block of `type`. */
+static int half_fields(uint32_t type, int off[2])
+{
+    switch (type) {
+    case GGUF_T_Q4_0: case GGUF_T_Q5_0: case GGUF_T_Q8_0: off[0] = 0; return 1;
+    case GGUF_T_Q4_1: case GGUF_T_Q5_1: case GGUF_T_Q4_K: case GGUF_T_Q5_K:
+        off[0] = 0;
+        off[1] = 2;
+        return 2;
+    case GGUF_T_Q2_K: off[0] = 80; off[1] = 82; return 2;
+    case GGUF_T_Q3_K: off[0] = 108; return 1;
+    case GGUF_T_Q6_K: off[0] = 208; return 1;
+    default: return 0;
+    }
+}
+
+/* Random blocks of every block type: once with finite half scales (exact
+ * bits required), once with any bits (NaN scales: any NaN matches). */
+static void test_dequant_random(void)
+{
+    for (uint32_t type = 0; type < GGUF_T_COUNT; type++) {
+        if (!gguf_can_dequantize(type) || gguf_type_get(type)->block_size == 1) continue;
+        const int64_t bs = gguf_type_get(type)->block_size;
+        const uint64_t tsize = gguf_type_get(type)->type_size;
+        for (size_t c = 0; c < NCOUNTS; c++) {
+            const int64_t nblocks = block_counts[c] * (bs == 32 ? 8 : 1);
+            uint8_t *q = xmalloc((size_t)(nblocks * (int64_t)tsize));
+            for (int pass = 0; pass < 2; pass++) {
+                for (uint64_t i = 0; i < (uint64_t)nblocks * tsize; i++) q[i] = (uint8_t)rng_next();
+                int off[2];
+                const int nh = half_fields(type, off);
+                for (int64_t b = 0; b < nblocks && pass == 0; b++) {
+                    for (int f = 0; f < nh; f++) {
+                        uint8_t *p = q + (uint64_t)b * tsize + off[f];
+                        p[1] &= 0xbf; /* exponent below 0x1f: finite */
+                    }
+                    if (type == GGUF_T_Q8_K) {
+                        const float d = (float)rng_gauss();
+                        memcpy(q + (uint64_t)b * tsize, &d, 4);
+                    }
+                }
+                compare_dequant(type, q, nblocks * bs, pass == 1,
+                                pass == 0 ? "random blocks, finite scales" : "random blocks");
+            }
+            free(q);
+        }
+    }
+}
+
+/* The threaded paths at each level: the same bytes as scalar. */
+static void test_threaded(void)
+{
+    const int64_t ne0 = 1536, nrows = 64, n = ne0 * nrows;
+    float *x = xmalloc((size_t)n * sizeof *x);
+    for (int64_t i = 0; i < n; i++) x[i] = 0.02f * rng_gauss();
+    const uint64_t q6_bytes = gguf_row_bytes(GGUF_T_Q6_K, (uint64_t)n);
+    const uint64_t q4_bytes = gguf_row_bytes(GGUF_T_Q4_K, (uint64_t)n);
+    uint8_t *q6 = xmalloc(q6_bytes), *ref = xmalloc(q4_bytes), *out = xmalloc(q4_bytes);
+
+    set_level(GGUF_SIMD_SCALAR);
+    REQUIRE(gguf_quantize_rows(GGUF_T_Q6_K, x, q6, nrows, ne0, 1) == GGUF_OK, "quantize_rows failed");
+    REQUIRE(gguf_convert_rows(GGUF_T_Q6_K, q6, GGUF_T_Q4_K, ref, nrows, ne0, 1) == GGUF_OK,
+            "convert_rows failed");
+    for (int k = 0; k < nlevels; k++) {
+        set_level(levels[k]);
+        for (int t = 1; t <= 2; t++) {
+            memset(out, 0xa5, q4_bytes);
+            int rc = gguf_convert_rows(GGUF_T_Q6_K, q6, GGUF_T_Q4_K, out, nrows, ne0, t);
+            CHECK(rc == GGUF_OK && memcmp(out, ref, q4_bytes) == 0,
+                  "Q6_K -> Q4_K convert_rows, %s path, %d threads: differs from scalar (rc %d)",
+                  gguf_simd_name(levels[k]), t, rc);
+            memset(out, 0xa5, q4_bytes);
+            rc = gguf_quantize_rows(GGUF_T_Q4_K, x, out, nrows, ne0, t);
+            set_level(GGUF_SIMD_SCALAR);
+            uint8_t *sref = xmalloc(q4_bytes);
+            gguf_quantize_rows(GGUF_T_Q4_K, x, sref, nrows, ne0, 1);
+            CHECK(rc == GGUF_OK && memcmp(out, sref, q4_bytes) == 0,
+                  "Q4_K quantize_rows, %s path, %d threads: differs from scalar (rc %d)",
+                  gguf_simd_name(levels[k]), t, rc);
+            free(sref);
+            set_level(levels[k]);
+        }
+    }
+    free(x);
+    free(q6);
+    free(ref);
+    free(out);
+}
+
+/* The levels a build with these kernels must offer on this CPU. */
+static void test_levels_offered(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+#ifdef TEST_HAVE_AVX2
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        __builtin_cpu_supports("f16c"))
+        CHECK(gguf_simd_best() >= GGUF_SIMD_AVX2,
+              "the CPU has AVX2 and the build its kernels, but the best path is %s",
+              gguf_simd_name(gguf_simd_best()));
+#endif
+#ifdef TEST_HAVE_AVX512
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        CHECK(gguf_simd_best() == GGUF_SIMD_AVX512,
+              "the CPU has AVX-512 and the build its kernels, but the best path is %s",
+              gguf_simd_name(gguf_simd_best()));
+#endif
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    char dir[4096];
+    if (argc > 1) {
+        snprintf(dir, sizeof dir, "%s", argv[1]);
+    } else {
+        const char *top = getenv("top_srcdir");
+        snprintf(dir, sizeof dir, "%s/tests/data/quant-kat", top ? top : ".");
+    }
+
+    test_levels_offered();
+    for (int level = GGUF_SIMD_AVX2; level <= GGUF_SIMD_AVX512; level++) {
+        if (gguf_simd_set(level) == GGUF_OK) levels[nlevels++] = level;
+    }
+    if (nlevels == 0) {
+        if (tu_failures) tu_finish();
+        SKIP("no SIMD path on this CPU and build (best path: %s); nothing to compare",
+             gguf_simd_name(gguf_simd_best()));
+    }
+    printf("comparing with the scalar path:");
+    for (int k = 0; k < nlevels; k++) printf(" %s", gguf_simd_name(levels[k]));
+    printf("\n");
+
+    load_kat(dir);
+    test_quant_rows();
+    test_half_conversions();
+    test_dequant_random();
+    test_threaded();
+    set_level(gguf_simd_best());
+
+    for (uint32_t t = 0; t < GGUF_T_COUNT; t++) {
+        if (ncompared[t][0] || ncompared[t][1])
+            printf("%-5s %5d rows quantized, %5d dequantized, compared on every path\n",
+                   gguf_type_str(t), ncompared[t][0], ncompared[t][1]);
+    }
+    tu_finish();
+    return 0;
+}

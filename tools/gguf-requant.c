@@ -1,0 +1,1104 @@
+/*
+ * gguf-requant -- rewrite chosen tensors of a GGUF file in another type,
+ * copying everything else byte for byte.  See gguf-requant(1).
+ *
+ * The work is streamed: the output header is built from the input's KV
+ * pairs and tensor directory, then tensors are converted (or copied) one
+ * after the other in chunks of rows, so that memory use is bounded by a
+ * few chunk buffers whatever the size of the model.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gguf/gguf.h"
+#include "quant/quant.h"
+#include "tools/cli.h"
+#include "tools/mixture.h"
+
+/* Provenance keys added to (or replaced in) every output.  The namespace is
+ * the package's own, so that it cannot meet a key llama.cpp defines. */
+#define KEY_TOOL "gguf_tools.requant.tool"
+#define KEY_RULES "gguf_tools.requant.rules"
+#define KEY_FILE_TYPE "general.file_type"
+
+/* Elements converted per call of gguf_convert_rows(): bounds the buffers
+ * (16 MiB of floats for --report) and keeps progress and signals prompt. */
+#define CHUNK_ELEMENTS ((int64_t)1 << 22)
+/* Bytes copied per write for tensors that are not converted. */
+#define COPY_CHUNK ((size_t)8 << 20)
+
+/* --type GLOB=TYPE */
+struct type_rule {
+    const char *glob;       /* points into a copy of the argument */
+    uint32_t type;
+};
+
+struct options {
+    int have_from, have_to;
+    uint32_t from, to;
+    struct type_rule *rules;    /* --type, in command-line order */
+    size_t n_rules;
+    const char **excludes;      /* --exclude */
+    size_t n_excludes;
+    char **given;               /* the rule options as given, for KEY_RULES */
+    size_t n_given;
+    long file_type;             /* --file-type, or -1 */
+    int strict, dry_run, report, json, quiet;
+    int threads;                /* 0: all cores */
+    const char *in, *out;       /* out is NULL for a dry run without OUT */
+};
+
+/* What happens to one tensor. */
+struct entry {
+    const gguf_tensor *t;
+    uint32_t to;            /* output type: t->type when the tensor is copied */
+    uint32_t wanted;        /* type a rule asked for (differs from `to` when kept) */
+    uint64_t bytes_after;
+    char reason[160];       /* why a wanted conversion is not made, or "" */
+    /* --report: sums over the tensor's elements */
+    double sq_err, sq_in, max_err;
+};
+
+static cli_out *out = &cli_stdout;
+
+/* The temporary output file while it may exist, for the signal handler:
+ * a copy of its name that outlives the writer, so that the handler (which
+ * may run on any thread) never reads freed memory. */
+static char temp_name[PATH_MAX + 256];
+static volatile sig_atomic_t temp_set;
+static sigset_t fatal_set;
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
+#define N_FATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+
+static void usage(void)
+{
+    cli_out_printf(out,
+        "Usage: %s [OPTION]... IN OUT\n"
+        "Rewrite chosen tensors of the GGUF file IN in another type and write the\n"
+        "result to OUT; every other tensor is copied byte for byte and every\n"
+        "metadata pair is kept in order.  IN may be - (standard input) or a pipe;\n"
+        "OUT may be - (standard output, not a terminal).\n"
+        "\n"
+        "Choosing tensors (an --exclude match wins, then the first matching --type,\n"
+        "then --from/--to; tensors of one dimension are never converted):\n"
+        "      --from=TYPE       convert every tensor of type TYPE ...\n"
+        "      --to=TYPE         ... to type TYPE (both are needed)\n"
+        "      --type=GLOB=TYPE  convert tensors whose names match GLOB to TYPE;\n"
+        "                        may be repeated, the first match wins\n"
+        "      --exclude=GLOB    never convert tensors whose names match GLOB;\n"
+        "                        may be repeated\n"
+        "      --strict          a tensor whose rows do not fit the target block\n"
+        "                        size is an error (default: a warning, kept as is)\n"
+        "      --file-type=NAME  set general.file_type to NAME (Q4_K_M, MOSTLY_Q8_0,\n"
+        "                        15 ...) instead of the name of the new mixture\n"
+        "\n"
+        "Output:\n"
+        "  -n, --dry-run         print the plan and the size change; write nothing\n"
+        "                        (OUT may then be left out)\n"
+        "      --report          print each converted tensor's RMSE and largest\n"
+        "                        absolute error against its dequantized input\n"
+        "  -j, --json            print the plan or report as one JSON document\n"
+        "  -t, --threads=N       threads for the conversion (default: all cores)\n"
+        "  -q, --quiet           no progress on the terminal\n"
+        "  -h, --help            show this help and exit\n"
+        "  -V, --version         show the version and exit\n"
+        "\n"
+        "TYPE is a tensor type name (q4_k, Q8_0, f16 ...).  GLOB is a shell pattern\n"
+        "on tensor names ('blk.*.ffn_down.weight').\n"
+        "\n"
+        "Exit status: 0 success, 2 trouble (usage, an unreadable or invalid input,\n"
+        "an output that cannot be written, a --strict violation).\n",
+        cli_prog);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                   */
+
+/* Looks up a type for --from/--to/--type.  Returns 0, or -1 after a usage
+ * message. */
+static int parse_type(const char *opt, const char *name, uint32_t *type)
+{
+    if (gguf_type_parse(name, type) != GGUF_OK) {
+        cli_usage_error("%s: unknown tensor type '%s'", opt, name);
+        return -1;
+    }
+    return 0;
+}
+
+/* --file-type: a file type name (with or without MOSTLY_, any case) or a
+ * number.  Returns the value or -1. */
+static long parse_file_type(const char *s)
+{
+    char *end;
+    if (*s >= '0' && *s <= '9') {
+        errno = 0;
+        unsigned long v = strtoul(s, &end, 10);
+        return errno || *end || v > UINT32_MAX ? -1 : (long)v;
+    }
+    if (strncasecmp(s, "MOSTLY_", 7) == 0) s += 7;
+    for (uint32_t v = 0; v <= 1024; v++) {
+        const char *n = gguf_file_type_name(v);
+        if (n && strcasecmp(n, s) == 0) return (long)v;
+    }
+    return -1;
+}
+
+/* Records a rule option as given, "--opt=value", for KEY_RULES.  Returns
+ * 0, or -1 when out of memory. */
+static int remember(struct options *o, const char *opt, const char *value)
+{
+    size_t n = strlen(opt) + strlen(value) + 2;
+    char *s = malloc(n);
+    if (!s) return -1;
+    snprintf(s, n, "%s=%s", opt, value);
+    o->given[o->n_given++] = s;
+    return 0;
+}
+
+enum {
+    OPT_FROM = 256, OPT_TO, OPT_TYPE, OPT_EXCLUDE, OPT_STRICT, OPT_FILE_TYPE, OPT_REPORT
+};
+
+static const struct option long_options[] = {
+    { "from", required_argument, NULL, OPT_FROM },
+    { "to", required_argument, NULL, OPT_TO },
+    { "type", required_argument, NULL, OPT_TYPE },
+    { "exclude", required_argument, NULL, OPT_EXCLUDE },
+    { "strict", no_argument, NULL, OPT_STRICT },
+    { "file-type", required_argument, NULL, OPT_FILE_TYPE },
+    { "dry-run", no_argument, NULL, 'n' },
+    { "report", no_argument, NULL, OPT_REPORT },
+    { "json", no_argument, NULL, 'j' },
+    { "threads", required_argument, NULL, 't' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 }
+};
+
+/* Parses the command line into *o, whose arrays have room for argc
+ * entries.  Returns -1 to go on, or the exit status for main to return at
+ * once (after --help, --version or a usage error). */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":njt:qhV", long_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_FROM:
+            if (parse_type("--from", optarg, &o->from)) return CLI_EXIT_TROUBLE;
+            if (!gguf_can_dequantize(o->from))
+                return cli_usage_error("--from: cannot convert from %s", gguf_type_str(o->from));
+            o->have_from = 1;
+            if (remember(o, "--from", optarg)) goto nomem;
+            break;
+        case OPT_TO:
+            if (parse_type("--to", optarg, &o->to)) return CLI_EXIT_TROUBLE;
+            if (!gguf_can_quantize(o->to))
+                return cli_usage_error("--to: cannot convert to %s", gguf_type_str(o->to));
+            o->have_to = 1;
+            if (remember(o, "--to", optarg)) goto nomem;
+            break;
+        case OPT_TYPE: {
+            const char *eq = strrchr(optarg, '=');
+            if (!eq || eq == optarg || !eq[1])
+                return cli_usage_error("--type: expected GLOB=TYPE, got '%s'", optarg);
+            struct type_rule *r = &o->rules[o->n_rules];
+            if (parse_type("--type", eq + 1, &r->type)) return CLI_EXIT_TROUBLE;
+            if (!gguf_can_quantize(r->type))
+                return cli_usage_error("--type: cannot convert to %s", gguf_type_str(r->type));
+            char *glob = strndup(optarg, (size_t)(eq - optarg));
+            if (!glob) goto nomem;
+            r->glob = glob;
+            o->n_rules++;
+            if (remember(o, "--type", optarg)) goto nomem;
+            break;
+        }
+        case OPT_EXCLUDE:
+            o->excludes[o->n_excludes++] = optarg;
+            if (remember(o, "--exclude", optarg)) goto nomem;
+            break;
+        case OPT_STRICT: o->strict = 1; break;
+        case OPT_FILE_TYPE:
+            o->file_type = parse_file_type(optarg);
+            if (o->file_type < 0)
+                return cli_usage_error("--file-type: unknown file type '%s'", optarg);
+            if (remember(o, "--file-type", optarg)) goto nomem;
+            break;
+        case 'n': o->dry_run = 1; break;
+        case OPT_REPORT: o->report = 1; break;
+        case 'j': o->json = 1; break;
+        case 't': {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || v < 0 || v > 4096)
+                return cli_usage_error("-t: invalid thread count '%s' (0 to 4096; 0: all cores)",
+                                       optarg);
+            o->threads = (int)v;
+            break;
+        }
+        case 'q': o->quiet = 1; break;
+        case 'h':
+            usage();
+            return cli_out_close(out);
+        case 'V':
+            cli_print_version();
+            return cli_out_close(out);
+        case ':':
+            if (optopt && optopt < 256)
+                return cli_usage_error("option requires an argument -- '%c'", optopt);
+            return cli_usage_error("option '%s' requires an argument", argv[optind - 1]);
+        default:
+            if (optopt && optopt < 256)
+                return cli_usage_error("invalid option -- '%c'", optopt);
+            return cli_usage_error("unrecognized option '%s'", argv[optind - 1]);
+        }
+    }
+    int n_args = argc - optind;
+    if (n_args < 1 || n_args < 2 - o->dry_run)
+        return cli_usage_error(o->dry_run ? "missing IN" : "missing IN or OUT");
+    if (n_args > 2) return cli_usage_error("unexpected argument '%s'", argv[optind + 2]);
+    o->in = argv[optind];
+    o->out = n_args == 2 ? argv[optind + 1] : NULL;
+    if (o->have_from != o->have_to)
+        return cli_usage_error(o->have_from ? "--from needs --to" : "--to needs --from");
+    if (!o->have_from && !o->n_rules && o->file_type < 0)
+        return cli_usage_error("nothing to do: give --from and --to, --type or --file-type");
+    if (!o->dry_run && strcmp(o->out, "-") == 0 && (o->report || o->json))
+        return cli_usage_error("--report and --json print to standard output, "
+                               "which OUT '-' takes");
+    return -1;
+
+nomem:
+    cli_error(NULL, "out of memory");
+    return CLI_EXIT_TROUBLE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The plan                                                                  */
+
+/* The type the options ask for tensor t (t->type when none does). */
+static uint32_t wanted_type(const struct options *o, const gguf_tensor *t)
+{
+    for (size_t i = 0; i < o->n_excludes; i++)
+        if (cli_glob_match(o->excludes[i], t->name.ptr, t->name.len)) return t->type;
+    for (size_t i = 0; i < o->n_rules; i++)
+        if (cli_glob_match(o->rules[i].glob, t->name.ptr, t->name.len)) return o->rules[i].type;
+    if (o->have_from && t->type == o->from) return o->to;
+    return t->type;
+}
+
+/* Decides what happens to tensor t: e->to is the output type; when a
+ * conversion that was asked for cannot be made, e->reason says why and
+ * e->to stays t->type. */
+static void plan_tensor(const struct options *o, const gguf_tensor *t, struct entry *e)
+{
+    memset(e, 0, sizeof *e);
+    e->t = t;
+    e->to = e->wanted = t->type;
+    e->bytes_after = t->size;
+    uint32_t want = wanted_type(o, t);
+    if (want == t->type || t->n_dims < 2) return;  /* 1-D: norms, biases */
+    e->wanted = want;
+    const gguf_type_info *ti = gguf_type_get(want);
+    if (!gguf_can_dequantize(t->type)) {
+        const char *tn = gguf_type_str(t->type);
+        snprintf(e->reason, sizeof e->reason, "cannot convert from %s", tn ? tn : "its type");
+        return;
+    }
+    if (t->ne[0] % ti->block_size != 0) {
+        snprintf(e->reason, sizeof e->reason,
+                 "row length %llu is not a multiple of %u, the block size of %s",
+                 (unsigned long long)t->ne[0], ti->block_size, ti->name);
+        return;
+    }
+    e->to = want;
+    e->bytes_after = t->n_elements ? gguf_row_bytes(want, t->ne[0]) * (t->n_elements / t->ne[0])
+                                   : 0;
+}
+
+/* A tensor name as a quoted, terminal-safe string for messages. */
+static const char *quoted(char *buf, size_t n, const gguf_tensor *t)
+{
+    char esc[200];
+    cli_text_escape(esc, sizeof esc, t->name.ptr, t->name.len);
+    snprintf(buf, n, "'%s'", esc);
+    return buf;
+}
+
+/* Plans every tensor of f into entries[].  Reports the tensors kept against
+ * a rule (warnings, or errors with --strict) and what this input cannot do.
+ * Returns 0, or -1 when the run must stop (after reporting). */
+static int make_plan(const struct options *o, gguf_file *f, struct entry *entries)
+{
+    uint64_t n = gguf_tensor_count(f);
+    int stream = gguf_input_mode(f) == GGUF_INPUT_STREAM || gguf_input_mode(f) == GGUF_INPUT_GZIP;
+    int fatal = 0;
+    uint64_t prev_end = 0, prev = UINT64_MAX;
+    char q[256], q2[256];
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        struct entry *e = &entries[i];
+        plan_tensor(o, t, e);
+        if (e->reason[0]) {
+            if (o->strict) {
+                cli_error(gguf_name(f), "tensor %llu %s: %s (--strict)", (unsigned long long)i,
+                          quoted(q, sizeof q, t), e->reason);
+                fatal = 1;
+            } else {
+                cli_error(gguf_name(f), "warning: tensor %llu %s: %s; left as %s",
+                          (unsigned long long)i, quoted(q, sizeof q, t), e->reason,
+                          gguf_type_str(t->type));
+            }
+        }
+        if (memchr(t->name.ptr, '\0', t->name.len)) {
+            cli_error(gguf_name(f), "tensor %llu %s: the name holds a NUL byte, which the output "
+                      "cannot", (unsigned long long)i, quoted(q, sizeof q, t));
+            fatal = 1;
+        }
+        if (e->to != t->type && gguf_byte_order(f) == GGUF_BIG_ENDIAN) {
+            cli_error(gguf_name(f), "tensor %llu %s: converting tensors of a big-endian file is "
+                      "not supported", (unsigned long long)i, quoted(q, sizeof q, t));
+            fatal = 1;
+        }
+        /* A stream is read once, in offset order, and the output is written in
+         * directory order: the two must agree. */
+        if (stream && t->size > 0) {
+            if (t->offset < prev_end) {
+                const gguf_tensor *p = gguf_tensor_at(f, prev);
+                cli_error(gguf_name(f), "tensor %llu %s: its data (at byte %llu) comes before "
+                          "that of tensor %llu %s; a stream can only be rewritten when tensor "
+                          "data is in directory order: give a file instead", (unsigned long long)i,
+                          quoted(q, sizeof q, t), (unsigned long long)t->file_offset,
+                          (unsigned long long)prev, quoted(q2, sizeof q2, p));
+                return -1;
+            }
+            prev_end = t->offset + t->size;
+            prev = i;
+        }
+    }
+    return fatal ? -1 : 0;
+}
+
+/* The file type of the output: --file-type, else the name of the new
+ * mixture when some tensor changes type.  Returns it, or -1 to leave
+ * general.file_type as it is.  *unnamed is set when a mixture changed but
+ * has no name. */
+static long output_file_type(const struct options *o, const gguf_file *f,
+                             const struct entry *entries, int *unnamed)
+{
+    *unnamed = 0;
+    if (o->file_type >= 0) return o->file_type;
+    uint64_t n = gguf_tensor_count(f);
+    int changed = 0;
+    for (uint64_t i = 0; i < n; i++) changed |= entries[i].to != entries[i].t->type;
+    if (!changed) return -1;
+    struct mixture_tensor *m = malloc((size_t)(n ? n : 1) * sizeof *m);
+    if (!m) return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_tensor *t = entries[i].t;
+        m[i].name = t->name.ptr;
+        m[i].name_len = t->name.len;
+        m[i].type = entries[i].to;
+        m[i].n_dims = t->n_dims;
+        m[i].ne0 = t->ne[0];
+        m[i].n_elements = t->n_elements;
+    }
+    long ft = mixture_file_type(m, (size_t)n);
+    free(m);
+    if (ft < 0) *unnamed = 1;
+    return ft;
+}
+
+static int key_is(const gguf_kv *kv, const char *key)
+{
+    size_t n = strlen(key);
+    return kv->key.len == n && memcmp(kv->key.ptr, key, n) == 0;
+}
+
+/* Fills writer w with the output's header: the input's version, byte
+ * order and KV pairs in order (general.file_type and the provenance keys
+ * replaced in place, or appended when absent), and the tensor directory
+ * with the planned types.  Returns GGUF_OK or the writer's status (err
+ * filled). */
+static int build_header(gguf_writer *w, const struct options *o, const gguf_file *f,
+                        const struct entry *entries, long file_type, gguf_error *err)
+{
+    char tool[64];
+    snprintf(tool, sizeof tool, "gguf-requant %s", PACKAGE_VERSION);
+    gguf_str *rules = malloc((o->n_given ? o->n_given : 1) * sizeof *rules);
+    if (!rules) {
+        snprintf(err->message, sizeof err->message, "out of memory");
+        return err->status = GGUF_E_NOMEM;
+    }
+    for (size_t i = 0; i < o->n_given; i++) {
+        rules[i].ptr = o->given[i];
+        rules[i].len = strlen(o->given[i]);
+    }
+    int rc, have_ft = 0, have_tool = 0, have_rules = 0;
+    if ((rc = gguf_writer_set_version(w, gguf_version(f), err))) goto done;
+    if ((rc = gguf_writer_set_byte_order(w, gguf_byte_order(f), err))) goto done;
+    uint64_t n_kv = gguf_kv_count(f);
+    for (uint64_t i = 0; i < n_kv; i++) {
+        const gguf_kv *kv = gguf_kv_at(f, i);
+        if (key_is(kv, KEY_FILE_TYPE) && file_type >= 0) {
+            rc = gguf_writer_add_u32(w, KEY_FILE_TYPE, (uint32_t)file_type, err);
+            have_ft = 1;
+        } else if (key_is(kv, KEY_TOOL)) {
+            rc = gguf_writer_add_str(w, KEY_TOOL, tool, strlen(tool), err);
+            have_tool = 1;
+        } else if (key_is(kv, KEY_RULES)) {
+            rc = gguf_writer_add_str_array(w, KEY_RULES, rules, o->n_given, err);
+            have_rules = 1;
+        } else {
+            rc = gguf_writer_copy_kv(w, kv, err);
+        }
+        if (rc) goto done;
+    }
+    if (!have_ft && file_type >= 0 &&
+        (rc = gguf_writer_add_u32(w, KEY_FILE_TYPE, (uint32_t)file_type, err)))
+        goto done;
+    if (!have_tool && (rc = gguf_writer_add_str(w, KEY_TOOL, tool, strlen(tool), err))) goto done;
+    if (!have_rules && (rc = gguf_writer_add_str_array(w, KEY_RULES, rules, o->n_given, err)))
+        goto done;
+    uint64_t n = gguf_tensor_count(f);
+    for (uint64_t i = 0; i < n && !rc; i++) {
+        const gguf_tensor *t = entries[i].t;
+        char *name = strndup(t->name.ptr, t->name.len);
+        if (!name) {
+            snprintf(err->message, sizeof err->message, "out of memory");
+            rc = err->status = GGUF_E_NOMEM;
+            break;
+        }
+        rc = gguf_writer_add_tensor(w, name, entries[i].to, t->n_dims, t->ne, err);
+        free(name);
+    }
+done:
+    free(rules);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress (stderr, only on a terminal)                                     */
+
+struct progress {
+    int on;
+    uint64_t total, done;       /* input bytes */
+    uint64_t n_tensors;
+    struct timespec last;
+    int shown;                  /* a line is on the screen */
+};
+
+static void progress_show(struct progress *p, uint64_t i, const gguf_tensor *t, int force)
+{
+    if (!p->on) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double dt = (double)(ts.tv_sec - p->last.tv_sec) + (ts.tv_nsec - p->last.tv_nsec) * 1e-9;
+    if (!force && p->shown && dt < 0.1) return;
+    p->last = ts;
+    char esc[96];
+    cli_text_escape(esc, sizeof esc, t->name.ptr, t->name.len < 60 ? t->name.len : 60);
+    int pct = p->total ? (int)(100.0 * (double)p->done / (double)p->total) : 100;
+    fprintf(stderr, "\r%s: %3d%%  tensor %llu/%llu %s\033[K", cli_prog, pct,
+            (unsigned long long)(i + 1), (unsigned long long)p->n_tensors, esc);
+    fflush(stderr);
+    p->shown = 1;
+}
+
+static void progress_clear(struct progress *p)
+{
+    if (p->on && p->shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    p->shown = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Signals                                                                   */
+
+/* Removes the temporary output and dies of the same signal. */
+static void on_fatal_signal(int sig)
+{
+    if (temp_set) unlink(temp_name);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Catches the signals that would end the process, except those ignored
+ * when the program started (nohup, a shell's background job). */
+static void install_handlers(void)
+{
+    for (size_t i = 0; i < N_FATAL; i++) {
+        struct sigaction old, sa;
+        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sa.sa_mask = fatal_set;
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
+}
+
+static void block_signals(sigset_t *old)
+{
+    sigprocmask(SIG_BLOCK, &fatal_set, old);
+}
+
+static void restore_signals(const sigset_t *old)
+{
+    sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/* Frees the writer, which removes an unfinished temporary file, and only
+ * then forgets the name: a signal in between unlinks a name that is gone
+ * already, which is harmless. */
+static void writer_free_safely(gguf_writer *w)
+{
+    gguf_writer_free(w);
+    temp_set = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Conversion                                                                */
+
+/* Growable buffers shared by all tensors. */
+struct buffers {
+    void *src, *dst;
+    float *fx, *fy;
+    size_t src_cap, dst_cap, fx_cap, fy_cap;
+};
+
+static int grow(void **p, size_t *cap, size_t n)
+{
+    if (n <= *cap) return 0;
+    void *q = realloc(*p, n);
+    if (!q) return -1;
+    *p = q;
+    *cap = n;
+    return 0;
+}
+
+/* The run's state shared by the steps. */
+struct run {
+    const struct options *o;
+    gguf_file *f;
+    gguf_writer *w;             /* NULL for a dry run with --report */
+    struct buffers b;
+    struct progress prog;
+    gguf_error err;
+};
+
+/* Reports a failure: the library's message, or `what` naming IN. */
+static void report_error(struct run *r, const char *fallback_file, int rc)
+{
+    progress_clear(&r->prog);
+    if (!r->err.message[0])
+        snprintf(r->err.message, sizeof r->err.message, "%s: %s", fallback_file,
+                 gguf_strerror(rc));
+    cli_message(r->err.message);
+}
+
+/* Copies tensor e->t unchanged.  Returns 0 or -1 (reported). */
+static int copy_tensor(struct run *r, uint64_t i, const struct entry *e)
+{
+    const gguf_tensor *t = e->t;
+    uint64_t done = 0;
+    while (done < t->size) {
+        size_t k = t->size - done < COPY_CHUNK ? (size_t)(t->size - done) : COPY_CHUNK;
+        const void *p;
+        int rc;
+        if (t->data) {
+            p = (const unsigned char *)t->data + done;
+        } else {
+            if (grow(&r->b.src, &r->b.src_cap, COPY_CHUNK)) goto nomem;
+            rc = gguf_read_data(r->f, t->file_offset + done, r->b.src, k, &r->err);
+            if (rc) {
+                report_error(r, gguf_name(r->f), rc);
+                return -1;
+            }
+            p = r->b.src;
+        }
+        if (r->w && (rc = gguf_writer_write(r->w, p, k, &r->err))) {
+            report_error(r, r->o->out, rc);
+            return -1;
+        }
+        done += k;
+        r->prog.done += k;
+        progress_show(&r->prog, i, t, 0);
+    }
+    return 0;
+nomem:
+    progress_clear(&r->prog);
+    cli_error(gguf_name(r->f), "out of memory");
+    return -1;
+}
+
+/* Adds the errors of n converted values y against their input x. */
+static void add_errors(struct entry *e, const float *x, const float *y, size_t n)
+{
+    double se = 0, si = 0, mx = e->max_err;
+    for (size_t k = 0; k < n; k++) {
+        double d = (double)y[k] - (double)x[k];
+        se += d * d;
+        si += (double)x[k] * (double)x[k];
+        double a = fabs(d);
+        if (a > mx || isnan(a)) mx = a;
+    }
+    e->sq_err += se;
+    e->sq_in += si;
+    e->max_err = mx;
+}
+
+/* Converts tensor e->t to e->to in chunks of rows and writes it (unless
+ * dry).  With --report, also measures the error.  Returns 0 or -1
+ * (reported). */
+static int convert_tensor(struct run *r, uint64_t i, struct entry *e)
+{
+    const gguf_tensor *t = e->t;
+    const struct options *o = r->o;
+    int64_t ne0 = (int64_t)t->ne[0];
+    if (ne0 == 0 || t->n_elements == 0) return 0;
+    int64_t nrows = (int64_t)(t->n_elements / t->ne[0]);
+    int64_t chunk = CHUNK_ELEMENTS / ne0;
+    if (chunk < 1) chunk = 1;
+    if (chunk > nrows) chunk = nrows;
+    uint64_t src_row = gguf_row_bytes(t->type, (uint64_t)ne0);
+    uint64_t dst_row = gguf_row_bytes(e->to, (uint64_t)ne0);
+    if (grow(&r->b.dst, &r->b.dst_cap, (size_t)(dst_row * (uint64_t)chunk))) goto nomem;
+    if (!t->data && grow(&r->b.src, &r->b.src_cap, (size_t)(src_row * (uint64_t)chunk))) goto nomem;
+    if (o->report) {
+        size_t fb = (size_t)chunk * (size_t)ne0 * sizeof(float);
+        if (grow((void **)&r->b.fx, &r->b.fx_cap, fb) || grow((void **)&r->b.fy, &r->b.fy_cap, fb))
+            goto nomem;
+    }
+    for (int64_t row = 0; row < nrows; row += chunk) {
+        int64_t k = nrows - row < chunk ? nrows - row : chunk;
+        uint64_t in_bytes = src_row * (uint64_t)k, out_bytes = dst_row * (uint64_t)k;
+        const void *src;
+        int rc;
+        if (t->data) {
+            src = (const unsigned char *)t->data + src_row * (uint64_t)row;
+        } else {
+            rc = gguf_read_data(r->f, t->file_offset + src_row * (uint64_t)row, r->b.src,
+                                (size_t)in_bytes, &r->err);
+            if (rc) {
+                report_error(r, gguf_name(r->f), rc);
+                return -1;
+            }
+            src = r->b.src;
+        }
+        rc = gguf_convert_rows(t->type, src, e->to, r->b.dst, k, ne0, o->threads);
+        if (rc) {
+            char q[256];
+            progress_clear(&r->prog);
+            cli_error(gguf_name(r->f), "tensor %llu %s: converting %s to %s failed: %s",
+                      (unsigned long long)i, quoted(q, sizeof q, t), gguf_type_str(t->type),
+                      gguf_type_str(e->to), gguf_strerror(rc));
+            return -1;
+        }
+        if (o->report) {
+            if (gguf_dequantize_rows(t->type, src, r->b.fx, k, ne0, o->threads) ||
+                gguf_dequantize_rows(e->to, r->b.dst, r->b.fy, k, ne0, o->threads)) {
+                progress_clear(&r->prog);
+                cli_error(gguf_name(r->f), "tensor %llu: dequantizing for --report failed",
+                          (unsigned long long)i);
+                return -1;
+            }
+            add_errors(e, r->b.fx, r->b.fy, (size_t)k * (size_t)ne0);
+        }
+        if (r->w && (rc = gguf_writer_write(r->w, r->b.dst, (size_t)out_bytes, &r->err))) {
+            report_error(r, o->out, rc);
+            return -1;
+        }
+        r->prog.done += in_bytes;
+        progress_show(&r->prog, i, t, 0);
+    }
+    return 0;
+nomem:
+    progress_clear(&r->prog);
+    cli_error(gguf_name(r->f), "out of memory");
+    return -1;
+}
+
+/* Converts or copies every tensor in directory order.  Returns 0 or -1
+ * (reported). */
+static int process_tensors(struct run *r, struct entry *entries)
+{
+    uint64_t n = gguf_tensor_count(r->f);
+    for (uint64_t i = 0; i < n; i++) {
+        struct entry *e = &entries[i];
+        progress_show(&r->prog, i, e->t, 1);
+        int rc = e->to == e->t->type ? (r->w ? copy_tensor(r, i, e) : 0)
+                                     : convert_tensor(r, i, e);
+        if (rc) return -1;
+    }
+    progress_clear(&r->prog);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Printing the plan and the report                                          */
+
+struct totals {
+    uint64_t n_converted, before, after;    /* converted tensors' bytes */
+    uint64_t file_before, file_after;
+    long ft_before, ft_after;               /* -1: absent */
+};
+
+static void put_ft_text(long ft)
+{
+    if (ft < 0) {
+        cli_out_str(out, "none");
+        return;
+    }
+    const char *name = gguf_file_type_name((uint32_t)ft);
+    cli_out_printf(out, "%ld (%s)", ft, name ? name : "unknown");
+}
+
+static void put_change(uint64_t before, uint64_t after)
+{
+    cli_out_printf(out, "%llu -> %llu bytes (", (unsigned long long)before,
+                   (unsigned long long)after);
+    if (after >= before) cli_out_printf(out, "+%llu", (unsigned long long)(after - before));
+    else cli_out_printf(out, "-%llu", (unsigned long long)(before - after));
+    if (before)
+        cli_out_printf(out, ", %+.1f%%", 100.0 * ((double)after - (double)before) / (double)before);
+    cli_out_str(out, ")\n");
+}
+
+/* The text plan (and report): a table of the converted tensors and the
+ * totals. */
+static void print_text(const struct options *o, const gguf_file *f, const struct entry *entries,
+                       const struct totals *tt)
+{
+    uint64_t n = gguf_tensor_count(f);
+    size_t width = 6;
+    for (uint64_t i = 0; i < n; i++) {
+        if (entries[i].to == entries[i].t->type) continue;
+        size_t wd = cli_text_width(entries[i].t->name.ptr, entries[i].t->name.len);
+        if (wd > width) width = wd;
+    }
+    cli_out_str(out, "tensor");
+    cli_out_pad(out, (long)(width - 6));
+    cli_out_str(out, "  from     to       bytes before   bytes after");
+    if (o->report) cli_out_str(out, "           rmse   max abs error");
+    cli_out_putc(out, '\n');
+    for (uint64_t i = 0; i < n; i++) {
+        const struct entry *e = &entries[i];
+        if (e->to == e->t->type) continue;
+        cli_out_text_str(out, e->t->name.ptr, e->t->name.len, 0);
+        cli_out_pad(out, (long)(width - cli_text_width(e->t->name.ptr, e->t->name.len)));
+        cli_out_printf(out, "  %-7s  %-7s", gguf_type_str(e->t->type), gguf_type_str(e->to));
+        cli_out_u64_w(out, e->t->size, 14);
+        cli_out_u64_w(out, e->bytes_after, 14);
+        if (o->report) {
+            double cnt = (double)e->t->n_elements;
+            cli_out_printf(out, "  %13.6g  %14.6g", cnt ? sqrt(e->sq_err / cnt) : 0.0, e->max_err);
+        }
+        cli_out_putc(out, '\n');
+    }
+    cli_out_printf(out, "converted %llu of %llu tensors: ", (unsigned long long)tt->n_converted,
+                   (unsigned long long)n);
+    put_change(tt->before, tt->after);
+    cli_out_str(out, "file: ");
+    put_change(tt->file_before, tt->file_after);
+    cli_out_str(out, "general.file_type: ");
+    put_ft_text(tt->ft_before);
+    cli_out_str(out, " -> ");
+    put_ft_text(tt->ft_after);
+    cli_out_putc(out, '\n');
+}
+
+static void json_type(uint32_t type)
+{
+    const char *s = gguf_type_str(type);
+    if (s) {
+        cli_out_putc(out, '"');
+        cli_out_str(out, s);
+        cli_out_putc(out, '"');
+    } else {
+        cli_out_str(out, "null");
+    }
+}
+
+static void json_ft(const char *key, long ft)
+{
+    cli_out_printf(out, ",\n  \"%s\": ", key);
+    if (ft < 0) cli_out_str(out, "null");
+    else cli_out_printf(out, "%ld", ft);
+    cli_out_printf(out, ",\n  \"%s_name\": ", key);
+    const char *name = ft >= 0 ? gguf_file_type_name((uint32_t)ft) : NULL;
+    if (name) cli_out_printf(out, "\"%s\"", name);
+    else cli_out_str(out, "null");
+}
+
+/* The plan (and report) as one JSON document; see gguf-requant(1). */
+static void print_json(const struct options *o, const gguf_file *f, const struct entry *entries,
+                       const struct totals *tt)
+{
+    uint64_t n = gguf_tensor_count(f);
+    const char *in = gguf_name(f);
+    cli_out_str(out, "{\n  \"input\": ");
+    cli_out_json_str(out, in, strlen(in));
+    cli_out_str(out, ",\n  \"output\": ");
+    if (o->dry_run) cli_out_str(out, "null");
+    else cli_out_json_str(out, o->out, strlen(o->out));
+    cli_out_printf(out, ",\n  \"dry_run\": %s", o->dry_run ? "true" : "false");
+    cli_out_printf(out, ",\n  \"tensor_count\": %llu", (unsigned long long)n);
+    cli_out_str(out, ",\n  \"tensors\": [");
+    int first = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        const struct entry *e = &entries[i];
+        if (e->to == e->t->type) continue;
+        cli_out_str(out, first ? "\n    {\"index\": " : ",\n    {\"index\": ");
+        first = 0;
+        cli_out_u64(out, i);
+        cli_out_str(out, ", \"name\": ");
+        cli_out_json_str(out, e->t->name.ptr, e->t->name.len);
+        cli_out_str(out, ", \"from\": ");
+        json_type(e->t->type);
+        cli_out_str(out, ", \"to\": ");
+        json_type(e->to);
+        cli_out_printf(out, ", \"elements\": %llu, \"bytes_before\": %llu, \"bytes_after\": %llu",
+                       (unsigned long long)e->t->n_elements, (unsigned long long)e->t->size,
+                       (unsigned long long)e->bytes_after);
+        if (o->report) {
+            double cnt = (double)e->t->n_elements;
+            cli_out_str(out, ", \"rmse\": ");
+            cli_out_f64(out, cnt ? sqrt(e->sq_err / cnt) : 0.0, 1);
+            cli_out_str(out, ", \"max_abs_error\": ");
+            cli_out_f64(out, e->max_err, 1);
+            cli_out_str(out, ", \"input_rms\": ");
+            cli_out_f64(out, cnt ? sqrt(e->sq_in / cnt) : 0.0, 1);
+        }
+        cli_out_putc(out, '}');
+    }
+    cli_out_str(out, first ? "]" : "\n  ]");
+    cli_out_str(out, ",\n  \"kept\": [");
+    first = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        const struct entry *e = &entries[i];
+        if (!e->reason[0]) continue;
+        cli_out_str(out, first ? "\n    {\"index\": " : ",\n    {\"index\": ");
+        first = 0;
+        cli_out_u64(out, i);
+        cli_out_str(out, ", \"name\": ");
+        cli_out_json_str(out, e->t->name.ptr, e->t->name.len);
+        cli_out_str(out, ", \"type\": ");
+        json_type(e->t->type);
+        cli_out_str(out, ", \"wanted\": ");
+        json_type(e->wanted);
+        cli_out_str(out, ", \"reason\": ");
+        cli_out_json_str(out, e->reason, strlen(e->reason));
+        cli_out_putc(out, '}');
+    }
+    cli_out_str(out, first ? "]" : "\n  ]");
+    cli_out_printf(out, ",\n  \"converted_tensors\": %llu", (unsigned long long)tt->n_converted);
+    cli_out_printf(out, ",\n  \"converted_bytes_before\": %llu", (unsigned long long)tt->before);
+    cli_out_printf(out, ",\n  \"converted_bytes_after\": %llu", (unsigned long long)tt->after);
+    cli_out_printf(out, ",\n  \"file_bytes_before\": %llu", (unsigned long long)tt->file_before);
+    cli_out_printf(out, ",\n  \"file_bytes_after\": %llu", (unsigned long long)tt->file_after);
+    json_ft("file_type_before", tt->ft_before);
+    json_ft("file_type_after", tt->ft_after);
+    cli_out_str(out, "\n}\n");
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* 1 when OUT is the file IN (same path, or same device and inode,
+ * whatever the names), for refusing to overwrite the input. */
+static int out_is_in(const char *in, const char *outp)
+{
+    struct stat si, so;
+    int in_std = strcmp(in, "-") == 0, out_std = strcmp(outp, "-") == 0;
+    if (in_std && out_std) return 0;
+    if (!in_std && !out_std && strcmp(in, outp) == 0) return 1;
+    if ((in_std ? fstat(0, &si) : stat(in, &si)) != 0) return 0;
+    if ((out_std ? fstat(1, &so) : stat(outp, &so)) != 0) return 0;
+    if (out_std && !S_ISREG(so.st_mode)) return 0;
+    return si.st_dev == so.st_dev && si.st_ino == so.st_ino;
+}
+
+/* Opens the output, keeping the signal handler informed of the temporary
+ * file from the moment it exists: the fatal signals are held back while
+ * the writer creates it (no other thread runs yet). */
+static int open_output(gguf_writer *w, const char *path, gguf_error *err)
+{
+    sigset_t old;
+    block_signals(&old);
+    int rc = gguf_writer_open(w, path, err);
+    const char *tmp = rc == GGUF_OK ? gguf_writer_temp_path(w) : NULL;
+    if (tmp && strlen(tmp) < sizeof temp_name) {
+        memcpy(temp_name, tmp, strlen(tmp) + 1);
+        temp_set = 1;
+    }
+    restore_signals(&old);
+    return rc;
+}
+
+/* Completes the output.  Once the temporary file has been renamed, a late
+ * signal unlinks a name that no longer exists, which is harmless. */
+static int finish_output(gguf_writer *w, gguf_error *err)
+{
+    int rc = gguf_writer_finish(w, err);
+    temp_set = 0;
+    return rc;
+}
+
+/* The whole run after option parsing.  Returns the exit status. */
+static int requant(const struct options *o)
+{
+    if (o->out && strcmp(o->out, "-") == 0 && !o->dry_run && cli_isatty(1)) {
+        cli_error("(stdout)", "refusing to write binary data to a terminal");
+        return CLI_EXIT_TROUBLE;
+    }
+    if (strcmp(o->in, "-") == 0 && cli_isatty(0)) {
+        cli_error("(stdin)", "standard input is a terminal");
+        return CLI_EXIT_TROUBLE;
+    }
+    if (o->out && !o->dry_run && out_is_in(o->in, o->out)) {
+        cli_error(strcmp(o->out, "-") ? o->out : "(stdout)", "is the input file; "
+                  "write to another name (the input is never changed)");
+        return CLI_EXIT_TROUBLE;
+    }
+
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    r.err.message[0] = '\0';
+    int rc = gguf_open(&r.f, o->in, strcmp(o->in, "-") == 0 ? "(stdin)" : NULL,
+                       GGUF_OPEN_SEQUENTIAL, &r.err);
+    if (rc) {
+        report_error(&r, o->in, rc);
+        return CLI_EXIT_TROUBLE;
+    }
+    int status = CLI_EXIT_TROUBLE;
+    uint64_t n = gguf_tensor_count(r.f);
+    struct entry *entries = calloc((size_t)(n ? n : 1), sizeof *entries);
+    gguf_writer *w = gguf_writer_new();
+    if (!entries || !w) {
+        cli_error(NULL, "out of memory");
+        goto done;
+    }
+    if (make_plan(o, r.f, entries)) goto done;
+
+    struct totals tt = { 0 };
+    uint64_t old_ft;
+    tt.ft_before = gguf_kv_uint(r.f, KEY_FILE_TYPE, &old_ft, NULL) == GGUF_OK &&
+                   old_ft <= UINT32_MAX ? (long)old_ft : -1;
+    int unnamed;
+    long ft = output_file_type(o, r.f, entries, &unnamed);
+    tt.ft_after = ft >= 0 ? ft : tt.ft_before;
+    if (unnamed)
+        cli_error(gguf_name(r.f), "warning: no file type names the new mixture of tensor types; "
+                  "general.file_type left as it was (see --file-type)");
+    for (uint64_t i = 0; i < n; i++) {
+        if (entries[i].to == entries[i].t->type) continue;
+        tt.n_converted++;
+        tt.before += entries[i].t->size;
+        tt.after += entries[i].bytes_after;
+    }
+    if ((rc = build_header(w, o, r.f, entries, ft, &r.err))) {
+        /* The writer's messages here name the item, not a file. */
+        cli_error(gguf_name(r.f), "cannot be rewritten: %s", r.err.message[0] ? r.err.message
+                  : gguf_strerror(rc));
+        goto done;
+    }
+    tt.file_after = gguf_writer_total_size(w);
+
+    r.prog.on = !o->quiet && cli_isatty(2);
+    r.prog.n_tensors = n;
+    for (uint64_t i = 0; i < n; i++) r.prog.total += entries[i].t->size;
+
+    if (o->dry_run) {
+        /* Nothing is written; --report still converts, in memory. */
+        if (o->report && process_tensors(&r, entries)) goto done;
+        if ((rc = gguf_read_to_end(r.f, &r.err))) {
+            report_error(&r, gguf_name(r.f), rc);
+            goto done;
+        }
+        tt.file_before = gguf_file_size(r.f);
+        if (o->json) print_json(o, r.f, entries, &tt);
+        else print_text(o, r.f, entries, &tt);
+        status = CLI_EXIT_OK;
+        goto done;
+    }
+
+    install_handlers();
+    if ((rc = open_output(w, o->out, &r.err))) {
+        report_error(&r, o->out, rc);
+        goto done;
+    }
+    r.w = w;
+    if (process_tensors(&r, entries)) goto done;
+    /* Read a stream to its end: the writer before us should not see a
+     * broken pipe, and the size is known for the report. */
+    if ((rc = gguf_read_to_end(r.f, &r.err))) {
+        report_error(&r, gguf_name(r.f), rc);
+        goto done;
+    }
+    if ((rc = finish_output(w, &r.err))) {
+        report_error(&r, o->out, rc);
+        goto done;
+    }
+    tt.file_before = gguf_file_size(r.f);
+    if (o->json) print_json(o, r.f, entries, &tt);
+    else if (o->report) print_text(o, r.f, entries, &tt);
+    status = CLI_EXIT_OK;
+
+done:
+    writer_free_safely(w);
+    gguf_close(r.f);
+    free(entries);
+    free(r.b.src);
+    free(r.b.dst);
+    free(r.b.fx);
+    free(r.b.fy);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    memset(&o, 0, sizeof o);
+    o.file_type = -1;
+    cli_set_prog("gguf-requant");
+    sigemptyset(&fatal_set);
+    for (size_t i = 0; i < N_FATAL; i++) sigaddset(&fatal_set, fatal_signals[i]);
+    size_t na = (size_t)argc + 1;
+    o.rules = calloc(na, sizeof *o.rules);
+    o.excludes = calloc(na, sizeof *o.excludes);
+    o.given = calloc(na, sizeof *o.given);
+    int status;
+    if (!o.rules || !o.excludes || !o.given) {
+        cli_error(NULL, "out of memory");
+        status = CLI_EXIT_TROUBLE;
+    } else {
+        status = parse_options(argc, argv, &o);
+        if (status < 0) {
+            status = requant(&o);
+            if (cli_out_close(out) != CLI_EXIT_OK) status = CLI_EXIT_TROUBLE;
+        }
+    }
+    for (size_t i = 0; o.rules && i < o.n_rules; i++) free((char *)o.rules[i].glob);
+    for (size_t i = 0; o.given && i < o.n_given; i++) free(o.given[i]);
+    free(o.rules);
+    free(o.excludes);
+    free(o.given);
+    return status;
+}
