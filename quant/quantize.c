@@ -442,8 +442,10 @@ void gq_quant_q2_k(const float *src, void *dst, int64_t n)
         }
         if (max_min > 0) {
             const float iscale = 15.0f / max_min;
-            for (int g = 0; g < 16; g++)
-                b->scales[g] = (uint8_t)(b->scales[g] | round_even(iscale * mins[g]) << 4);
+            for (int g = 0; g < 16; g++) {
+                const unsigned l = (unsigned)round_even(iscale * mins[g]);
+                b->scales[g] = (uint8_t)(b->scales[g] | l << 4);
+            }
             b->dmin = gq_f2h(max_min / 15.0f);
         } else {
             b->dmin = gq_f2h(0.0f);

@@ -5,23 +5,27 @@
  * quant/kernels-avx2.c and quant/kernels-avx512.c each define the
  * vocabulary below for their instruction set (VL float lanes per vector)
  * and then include this file, which defines static kernels with the
- * signatures of kernels.h and the table VK_TABLE listing them.
+ * signatures of kernels.h and the table VK_TABLE listing them:
+ * vk_dequant_T and vk_quant_T do what gq_dequant_T and gq_quant_T of
+ * dequant.c and quantize.c do.
  *
  * Every kernel writes exactly what the scalar kernel of quantize.c or
  * dequant.c writes, bit for bit, for every input.  How:
  *  - A vector lane never mixes the float sums of different elements: the
- *    K-quant fits run one whole group per lane (lane j holds group j of
- *    VL consecutive groups), and each lane performs the scalar code's
- *    float operations in the scalar code's order.  Element-wise work
- *    (dequantization, re-rounding against stored scales) has no sums.
+ *    K-quant fits run one whole group per lane (lane j of vector v holds
+ *    group v * VL + j of the blocks being fitted), and each lane performs
+ *    the scalar code's float operations in the scalar code's order.
+ *    Element-wise work (dequantization, re-rounding against stored
+ *    scales) has no sums.
  *  - Only operations that are exact IEEE per lane are used: add, sub,
  *    mul, div, sqrt, compares, min/max with the operand order of the C
  *    comparisons they replace, integer ops and exact conversions; the
  *    files are compiled with -ffp-contract=off and never call a fused
  *    multiply-add.
- *  - Blocks holding a NaN or an infinity, where the scalar code relies on
- *    out-of-range float-to-integer conversions, and the few blocks whose
- *    scale inverse overflows, are handed to the scalar kernel itself.
+ *  - Blocks holding a NaN or an infinity (where the scalar results rest on
+ *    out-of-range float-to-integer conversions), and the legacy blocks
+ *    whose scale inverse overflows, are handed to the scalar kernel
+ *    itself, so that they match by construction.
  *
  * Vocabulary (all static inline in the including file):
  *   VL                      lanes per vector (8 or 16)
@@ -120,13 +124,12 @@ static void vk_dequant_bf16(const void *src, float *dst, int64_t n)
 static void vk_quant_f16(const float *src, void *dst, int64_t n)
 {
     uint8_t *p = dst;
-    const vf sign = vi_as_vf(vi_set((int32_t)0x80000000u));
-    const vi qnan = vi_set(0x7fc00000);
+    const vi sign = vi_set((int32_t)0x80000000u), qnan = vi_set(0x7fc00000);
     int64_t i = 0;
     for (; i + VL <= n; i += VL) {
         vf x = vf_load(src + i);
         const vm nan = vf_ne(x, x);
-        const vi nan_x = vi_or(vi_and(vf_as_vi(x), vf_as_vi(sign)), qnan);
+        const vi nan_x = vi_or(vi_and(vf_as_vi(x), sign), qnan);
         x = vf_sel(nan, vi_as_vf(nan_x), x);
         vh_store(p + 2 * i, x);
     }
@@ -418,7 +421,8 @@ static void vk_dequant_q6_k(const void *src, float *dst, int64_t n)
                 const vi q1 = vi_sub(vi_or(vi_and(a, low), vi_sll(vi_and(hb, three), 4)), off);
                 const vi q2 =
                     vi_sub(vi_or(vi_and(c, low), vi_sll(vi_and(vi_srl(hb, 2), three), 4)), off);
-                const vi q3 = vi_sub(vi_or(vi_srl(a, 4), vi_sll(vi_and(vi_srl(hb, 4), three), 4)), off);
+                const vi q3 =
+                    vi_sub(vi_or(vi_srl(a, 4), vi_sll(vi_and(vi_srl(hb, 4), three), 4)), off);
                 const vi q4 = vi_sub(vi_or(vi_srl(c, 4), vi_sll(vi_srl(hb, 6), 4)), off);
                 vf_store(dst + l, vf_mul(vf_set(d * (float)sc[s]), vf_cvt(q1)));
                 vf_store(dst + l + 32, vf_mul(vf_set(d * (float)sc[s + 2]), vf_cvt(q2)));

@@ -8,8 +8,10 @@
  *    wide range of scales, the input rows of the known-answer files
  *    (tests/data/quant-kat), rows on a grid of half steps (rounding ties
  *    in every format), zeros, constants, tiny, subnormal and huge
- *    magnitudes up to FLT_MAX, sparse rows, rows whose elements have
- *    random exponents over the whole float range, and rows with NaN and
+ *    magnitudes up to FLT_MAX, sparse rows, runs of equal values, rows
+ *    already on another format's grid (dequantized Q6_K, Q4_K, Q5_K,
+ *    Q8_0: what gguf-requant converts), rows whose elements have random
+ *    exponents over the whole float range, and rows with NaN and
  *    infinity;
  *  - F16 and BF16 conversions on every half value and on random float bit
  *    patterns (NaN payloads included);
@@ -33,6 +35,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "gguf/gguf.h"
 #include "quant/quant.h"
@@ -214,7 +220,8 @@ static void make_row(enum kind k, int v, float *x, int64_t n)
         const float s = ldexpf(1.0f, rng_int(-20, 10));
         const int span = (int[]){4, 8, 16, 32, 64, 127, 254}[rng_int(0, 6)];
         for (int64_t i = 0; i < n; i++) x[i] = s * 0.5f * (float)rng_int(-span, span);
-        for (int64_t i = 0; i < n; i += 32) x[i + rng_int(0, 31)] = s * (float)(v & 1 ? span : -span) / 2;
+        for (int64_t i = 0; i < n; i += 32)
+            x[i + rng_int(0, 31)] = s * (float)(v & 1 ? span : -span) / 2;
         break;
     }
     case K_ZEROS:
@@ -241,7 +248,8 @@ static void make_row(enum kind k, int v, float *x, int64_t n)
         }
         break;
     case K_SPARSE:
-        for (int64_t i = 0; i < n; i++) x[i] = rng_int(0, 15) == 0 ? (float)(scale * rng_gauss()) : 0.0f;
+        for (int64_t i = 0; i < n; i++)
+            x[i] = rng_int(0, 15) == 0 ? (float)(scale * rng_gauss()) : 0.0f;
         break;
     case K_WILD:
         for (int64_t i = 0; i < n; i++) x[i] = wild_float();
@@ -315,7 +323,8 @@ static void load_kat(const char *dir)
             ln++;
             if (ln < 2 || (ln - 2) % 3 != 1) continue;
             size_t l = strcspn(line, "\r\n");
-            if (l != KAT_FLOATS * 8) HARD_ERROR("%s:%ld: not %d floats of hex", path, ln, KAT_FLOATS);
+            if (l != KAT_FLOATS * 8)
+                HARD_ERROR("%s:%ld: not %d floats of hex", path, ln, KAT_FLOATS);
             kat_rows = realloc(kat_rows, (size_t)(kat_nrows + 1) * KAT_FLOATS * sizeof(float));
             if (!kat_rows) HARD_ERROR("out of memory");
             uint8_t *p = (uint8_t *)(kat_rows + (size_t)kat_nrows * KAT_FLOATS);
@@ -411,10 +420,18 @@ static void test_half_conversions(void)
     for (int64_t i = 0; i < m; i++) {
         uint32_t u = (uint32_t)rng_next();
         switch (i % 4) {
-        case 0: break;                                   /* any bits, NaNs included */
-        case 1: u = (u & 0x80001fffu) | (uint32_t)rng_int(100, 145) << 23; break; /* half range */
-        case 2: u = (u & 0x8000ffffu) | (uint32_t)rng_int(0, 255) << 23; break; /* bf16 ties */
-        case 3: u = (u & 0x80000000u) | (uint32_t)rng_int(0x477fe000, 0x47800000); break; /* ~65520 */
+        case 0: /* any bits, NaNs with every payload included */
+            break;
+        case 1: /* the half range and below, half of them ties for halves */
+            u = (u & 0x807fffffu) | (uint32_t)rng_int(90, 145) << 23;
+            if (u & 1) u = (u & ~0x1fffu) | 0x1000u;
+            break;
+        case 2: /* ties for bfloat16 */
+            u = (u & ~0xffffu) | 0x8000u;
+            break;
+        case 3: /* around 65520, where halves overflow */
+            u = (u & 0x80000000u) | (uint32_t)rng_int(0x477fe000, 0x47800000);
+            break;
         }
         memcpy(&x[i], &u, 4);
     }
@@ -487,7 +504,8 @@ static void test_threaded(void)
     uint8_t *q6 = xmalloc(q6_bytes), *ref = xmalloc(q4_bytes), *out = xmalloc(q4_bytes);
 
     set_level(GGUF_SIMD_SCALAR);
-    REQUIRE(gguf_quantize_rows(GGUF_T_Q6_K, x, q6, nrows, ne0, 1) == GGUF_OK, "quantize_rows failed");
+    REQUIRE(gguf_quantize_rows(GGUF_T_Q6_K, x, q6, nrows, ne0, 1) == GGUF_OK,
+            "quantize_rows failed");
     REQUIRE(gguf_convert_rows(GGUF_T_Q6_K, q6, GGUF_T_Q4_K, ref, nrows, ne0, 1) == GGUF_OK,
             "convert_rows failed");
     for (int k = 0; k < nlevels; k++) {
@@ -516,13 +534,22 @@ static void test_threaded(void)
     free(out);
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* F16C from CPUID leaf 1 (ECX bit 29): older compilers' built-in CPU
+ * checks do not know the name. */
+static int cpu_has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+}
+#endif
+
 /* The levels a build with these kernels must offer on this CPU. */
 static void test_levels_offered(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 #ifdef TEST_HAVE_AVX2
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("f16c"))
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c())
         CHECK(gguf_simd_best() >= GGUF_SIMD_AVX2,
               "the CPU has AVX2 and the build its kernels, but the best path is %s",
               gguf_simd_name(gguf_simd_best()));

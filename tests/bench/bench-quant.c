@@ -196,8 +196,9 @@ int main(int argc, char **argv)
             struct job j = {OP_CONVERT, GGUF_T_Q4_K, f, fout, q, qout, n, threads};
             const double r = rate(&j, min_s);
             if (k == 0) scalar_rate = r;
-            printf("  %-7s %d thread%s %9.1f Mw/s (%5.2fx)  projected %6.2f s", gguf_simd_name(levels[k]),
-                   threads, threads > 1 ? "s" : " ", r / 1e6, r / scalar_rate, MODEL_WEIGHTS / r);
+            printf("  %-7s %d thread%s %9.1f Mw/s (%5.2fx)  projected %6.2f s",
+                   gguf_simd_name(levels[k]), threads, threads > 1 ? "s" : " ", r / 1e6,
+                   r / scalar_rate, MODEL_WEIGHTS / r);
             if (k == 0) {
                 memcpy(ref, qout, q4_bytes);
             } else if (memcmp(ref, qout, q4_bytes) != 0) {
@@ -209,7 +210,8 @@ int main(int argc, char **argv)
         }
     }
     gguf_simd_set(gguf_simd_best());
-    if (status) fprintf(stderr, "bench-quant: a SIMD path's output differs from the scalar path's\n");
+    if (status)
+        fprintf(stderr, "bench-quant: a SIMD path's output differs from the scalar path's\n");
     free(f);
     free(fout);
     free(q);
