@@ -432,6 +432,115 @@ GGUF_API uint64_t gguf_writer_total_size(const gguf_writer *w);
  * Lets a signal handler unlink() it (async-signal-safe). */
 GGUF_API const char *gguf_writer_temp_path(const gguf_writer *w);
 
+/* ------------------------------------------------------------------------ */
+/* Hashing                                                                   */
+
+/* Checksum algorithms.  Each is the reference algorithm with seed 0, so that
+ * the digest of a whole file equals what `xxhsum -H3`, `-H2`, `-H1` or
+ * zlib's crc32() give for the same bytes. */
+enum gguf_hash_algo {
+    GGUF_HASH_XXH3 = 0,     /* XXH3-64, 8 bytes (xxhsum -H3); the default */
+    GGUF_HASH_XXH128 = 1,   /* XXH3-128, 16 bytes (xxhsum -H2) */
+    GGUF_HASH_XXH64 = 2,    /* XXH64, 8 bytes (xxhsum -H1) */
+    GGUF_HASH_CRC32 = 3,    /* CRC-32 of zlib, gzip and PNG, 4 bytes */
+    GGUF_HASH_COUNT = 4
+};
+
+#define GGUF_DIGEST_MAX 16                      /* bytes of the longest digest */
+#define GGUF_DIGEST_HEX_MAX (2 * GGUF_DIGEST_MAX + 1) /* its hex form with the NUL */
+
+/* A digest in canonical byte order: most significant byte first, the order
+ * of the hex digits xxhsum prints (for XXH3-128: high half, then low). */
+typedef struct gguf_digest {
+    uint32_t algo;          /* enum gguf_hash_algo */
+    uint32_t size;          /* bytes used in bytes[]: gguf_hash_size(algo) */
+    unsigned char bytes[GGUF_DIGEST_MAX];
+} gguf_digest;
+
+/* Key under which gguf-verify --embed and gguf-requant --checksums store
+ * tensor checksums: an ARRAY of UINT64 with one element per tensor, in
+ * directory order, each the XXH3-64 (seed 0) of that tensor's data bytes. */
+#define GGUF_KEY_TENSOR_XXH3 "gguf_tools.checksum.tensor_xxh3"
+
+/* Lower-case name of an algorithm ("xxh3", "xxh128", "xxh64", "crc32"), or
+ * NULL for an unknown id. */
+GGUF_API const char *gguf_hash_name(uint32_t algo);
+
+/* Looks an algorithm up by its name, case-insensitively.  Returns GGUF_OK
+ * and stores the id, GGUF_E_NOT_FOUND for an unknown name, GGUF_E_INVALID
+ * for NULL arguments. */
+GGUF_API int gguf_hash_parse(const char *name, uint32_t *algo);
+
+/* Bytes of a digest of `algo` (4, 8 or 16), or 0 for an unknown id. */
+GGUF_API uint32_t gguf_hash_size(uint32_t algo);
+
+/* Writes d as 2 * d->size lower-case hex digits and a NUL into buf, which
+ * has room for GGUF_DIGEST_HEX_MAX bytes.  Returns buf. */
+GGUF_API char *gguf_digest_hex(const gguf_digest *d, char *buf);
+
+/* Parses len hex digits (either case) at hex as a digest of `algo`.
+ * Returns GGUF_OK, or GGUF_E_INVALID when algo is unknown or hex is not
+ * exactly 2 * gguf_hash_size(algo) hex digits. */
+GGUF_API int gguf_digest_parse(uint32_t algo, const char *hex, size_t len, gguf_digest *out);
+
+/* 1 when a and b are digests of the same algorithm with the same bytes,
+ * else 0. */
+GGUF_API int gguf_digest_equal(const gguf_digest *a, const gguf_digest *b);
+
+/* The value of an 8-byte digest (XXH3-64, XXH64) as an integer, as xxHash
+ * returns it and as GGUF_KEY_TENSOR_XXH3 stores it; 0 for other sizes. */
+GGUF_API uint64_t gguf_digest_u64(const gguf_digest *d);
+
+/* An incremental hash: new, update any number of times, digest. */
+typedef struct gguf_hasher gguf_hasher;
+
+/* Creates a hasher for `algo`, ready for input.  Returns NULL for an
+ * unknown algorithm or when out of memory.  Free it with gguf_hasher_free. */
+GGUF_API gguf_hasher *gguf_hasher_new(uint32_t algo);
+
+/* Releases the hasher.  NULL is allowed. */
+GGUF_API void gguf_hasher_free(gguf_hasher *h);
+
+/* Forgets the input so far: the hasher starts again. */
+GGUF_API void gguf_hasher_reset(gguf_hasher *h);
+
+/* Adds n bytes at p to the input (p may be NULL when n is 0). */
+GGUF_API void gguf_hasher_update(gguf_hasher *h, const void *p, size_t n);
+
+/* Stores the digest of the input so far; the hasher may take more input. */
+GGUF_API void gguf_hasher_digest(const gguf_hasher *h, gguf_digest *out);
+
+/* One shot: the digest of n bytes at p.  Returns GGUF_OK, GGUF_E_INVALID
+ * for an unknown algorithm or NULL arguments, GGUF_E_NOMEM. */
+GGUF_API int gguf_hash_buffer(uint32_t algo, const void *p, size_t n, gguf_digest *out);
+
+/* Called by gguf_hash_file() as the work goes on: `done` bytes of `total`
+ * (total is 0 when the size of a stream is not known yet). */
+typedef void (*gguf_hash_progress)(void *ctx, uint64_t done, uint64_t total);
+
+/* Hashes an open file in one pass over its bytes, in offset order: the
+ * whole input into *file (every byte, so that it equals xxhsum's digest of
+ * the same bytes; for gzip input, of the decompressed bytes), the metadata
+ * section (bytes 0 .. gguf_header_size()) into *metadata, and each
+ * tensor's data into tensors[i] for tensor i of the directory.  Any of the
+ * three may be NULL to skip it; tensors, when given, has gguf_tensor_count()
+ * elements.  `progress` may be NULL.
+ *
+ * A mapped file is read in place, with sequential-access hints to the
+ * kernel for the duration.  A stream must have been opened with
+ * GGUF_OPEN_SEQUENTIAL: it is read to its end, so that afterwards
+ * gguf_file_size() is exact.  Bytes a stream has passed are gone (unless
+ * the whole input fitted in the header buffer): hashing a stream opened
+ * without the flag, or a second time, then gives GGUF_E_INVALID.
+ *
+ * Returns GGUF_OK; GGUF_E_FORMAT when a stream ends before the data of a
+ * tensor (err names it and the offset); GGUF_E_IO; GGUF_E_NOMEM;
+ * GGUF_E_INVALID for an unknown algorithm, a NULL f, or stream data
+ * already consumed. */
+GGUF_API int gguf_hash_file(gguf_file *f, uint32_t algo, gguf_digest *file, gguf_digest *metadata,
+                            gguf_digest *tensors, gguf_hash_progress progress, void *ctx,
+                            gguf_error *err);
+
 #ifdef __cplusplus
 }
 #endif

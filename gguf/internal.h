@@ -166,8 +166,15 @@ GG_HIDDEN int gg_source_drain(gg_source *s, const char *name, gguf_error *err);
 
 /* Streams: copies n bytes at absolute offset off (>= what was consumed) into
  * buf, from the buffer and then from the stream.  Returns GGUF_OK, GG_EOF at end
- * of input (s->size set), GGUF_E_INVALID for a backward read, GGUF_E_IO. */
+ * of input (s->size set, and the bytes from off up to s->size stored in buf),
+ * GGUF_E_INVALID for a backward read, GGUF_E_IO. */
 GG_HIDDEN int gg_source_read(gg_source *s, uint64_t off, void *buf, size_t n, const char *name,
                              gguf_error *err);
+
+/* --- access to an open file for the other parts of the library (read.c) --- */
+
+/* The bytes under f, for hash.c: a mapping to read in place or a stream to
+ * read in order. */
+GG_HIDDEN gg_source *gg_file_source(gguf_file *f);
 
 #endif /* GGUF_INTERNAL_H */

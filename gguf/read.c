@@ -810,6 +810,8 @@ uint64_t gguf_data_end(const gguf_file *f) { return f->data_end; }
 uint64_t gguf_header_size(const gguf_file *f) { return f->header_size; }
 const void *gguf_header_bytes(const gguf_file *f) { return f->src.base; }
 
+gg_source *gg_file_source(gguf_file *f) { return &f->src; }
+
 uint64_t gguf_file_size(const gguf_file *f)
 {
     return f->src.size != UINT64_MAX ? f->src.size : f->src.spos;

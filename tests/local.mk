@@ -107,3 +107,50 @@ if HAVE_AVX512_FLAGS
 tests_test_quant_simd_CPPFLAGS += -DTEST_HAVE_AVX512
 endif
 TESTS += tests/test-quant-simd
+
+# --- gguf-verify: verdicts, manifests, embedded checksums, known values,
+# structure and model checks, the hostile corpus, progress on a terminal ---
+check_PROGRAMS += tests/verify-edit tests/test-hash
+tests_verify_edit_SOURCES = tests/verify-edit.c
+tests_verify_edit_LDADD = gguf/libgguf.la
+tests_test_hash_SOURCES = tests/test-hash.c tests/testutil.h
+tests_test_hash_LDADD = gguf/libgguf.la
+TESTS += tests/test-hash
+VERIFY_TESTS = tests/test-verify.sh tests/test-verify-manifest.sh tests/test-verify-embed.sh \
+	tests/test-verify-kat.sh tests/test-verify-model.sh tests/test-verify-hostile.sh \
+	tests/test-verify-tty.sh
+TESTS += $(VERIFY_TESTS)
+EXTRA_DIST += $(VERIFY_TESTS) tests/test-verify-common.sh
+
+# --- infer/: the CPU forward pass against a float64 reference on synthetic
+# models of each weight type; the model loader on broken models ---
+check_PROGRAMS += tests/test-forward
+tests_test_forward_SOURCES = tests/test-forward.c tests/ref-forward.c tests/ref-forward.h \
+	tests/testutil.h
+tests_test_forward_LDADD = infer/libinfer.la gguf/libgguf.la -lm
+TESTS += tests/test-forward
+
+# --- infer/ tokenizer: split, BPE against a reference loop, round trip,
+# special tokens, streaming UTF-8, bad metadata; the reference's known
+# answers with a real vocabulary (QWEN_MODEL) ---
+check_PROGRAMS += tests/test-tokenizer
+tests_test_tokenizer_SOURCES = tests/test-tokenizer.c tests/testutil.h
+tests_test_tokenizer_LDADD = infer/libinfer.la gguf/libgguf.la
+TESTS += tests/test-tokenizer tests/test-tokenizer-real.sh tests/test-tokenizer-synth.sh
+EXTRA_DIST += tests/test-tokenizer-real.sh tests/test-tokenizer-synth.sh \
+	tests/data/tokenizer/README.md tests/data/tokenizer/qwen2.inp tests/data/tokenizer/qwen2.out
+
+# --- a real model: the fetch script and the reference implementation's
+# answers for it (used by tests that run when QWEN_MODEL is set) ---
+EXTRA_DIST += tests/fetch-model.sh tests/data/qwen-ref/README.md \
+	tests/data/qwen-ref/tokens.txt tests/data/qwen-ref/greedy.txt \
+	tests/data/qwen-ref/greedy-text.txt tests/data/qwen-ref/logits.txt \
+	tests/data/qwen-ref/greedy-logits.txt tests/data/qwen-ref/prompts.txt \
+	tests/data/qwen-ref/prompts/01-english.txt \
+	tests/data/qwen-ref/prompts/02-chinese.txt \
+	tests/data/qwen-ref/prompts/03-code.txt \
+	tests/data/qwen-ref/prompts/04-chatml.txt \
+	tests/data/qwen-ref/prompts/05-paragraph.txt \
+	tests/data/qwen-ref/prompts/06-unicode.txt \
+	tests/data/qwen-ref/prompts/07-chatml-chinese.txt \
+	tests/data/qwen-ref/prompts/08-whitespace-digits.txt

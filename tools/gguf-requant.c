@@ -57,6 +57,7 @@ struct options {
     size_t n_given;
     long file_type;             /* --file-type, or -1 */
     int strict, dry_run, report, json, quiet;
+    int checksums;              /* --checksums */
     int threads;                /* 0: all cores */
     const char *in, *out;       /* out is NULL for a dry run without OUT */
 };
@@ -111,6 +112,9 @@ static void usage(void)
         "      --report          print each converted tensor's RMSE and largest\n"
         "                        absolute error against its dequantized input\n"
         "  -j, --json            print the plan or report as one JSON document\n"
+        "      --checksums       store the XXH3 checksum of each output tensor in the\n"
+        "                        output's metadata, for gguf-verify (IN must be a\n"
+        "                        file; converted tensors are converted twice)\n"
         "  -t, --threads=N       threads for the conversion (default: all cores)\n"
         "  -q, --quiet           no progress on the terminal\n"
         "  -h, --help            show this help and exit\n"
@@ -169,7 +173,8 @@ static int remember(struct options *o, const char *opt, const char *value)
 }
 
 enum {
-    OPT_FROM = 256, OPT_TO, OPT_TYPE, OPT_EXCLUDE, OPT_STRICT, OPT_FILE_TYPE, OPT_REPORT
+    OPT_FROM = 256, OPT_TO, OPT_TYPE, OPT_EXCLUDE, OPT_STRICT, OPT_FILE_TYPE, OPT_REPORT,
+    OPT_CHECKSUMS
 };
 
 static const struct option long_options[] = {
@@ -181,6 +186,7 @@ static const struct option long_options[] = {
     { "file-type", required_argument, NULL, OPT_FILE_TYPE },
     { "dry-run", no_argument, NULL, 'n' },
     { "report", no_argument, NULL, OPT_REPORT },
+    { "checksums", no_argument, NULL, OPT_CHECKSUMS },
     { "json", no_argument, NULL, 'j' },
     { "threads", required_argument, NULL, 't' },
     { "quiet", no_argument, NULL, 'q' },
@@ -240,6 +246,7 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case 'n': o->dry_run = 1; break;
         case OPT_REPORT: o->report = 1; break;
+        case OPT_CHECKSUMS: o->checksums = 1; break;
         case 'j': o->json = 1; break;
         case 't': {
             char *end;
@@ -436,7 +443,8 @@ static int key_is(const gguf_kv *kv, const char *key)
  * with the planned types.  Returns GGUF_OK or the writer's status (err
  * filled). */
 static int build_header(gguf_writer *w, const struct options *o, const gguf_file *f,
-                        const struct entry *entries, long file_type, gguf_error *err)
+                        const struct entry *entries, long file_type, const uint64_t *sums,
+                        gguf_error *err)
 {
     char tool[64];
     snprintf(tool, sizeof tool, "gguf-requant %s", PACKAGE_VERSION);
@@ -449,7 +457,9 @@ static int build_header(gguf_writer *w, const struct options *o, const gguf_file
         rules[i].ptr = o->given[i];
         rules[i].len = strlen(o->given[i]);
     }
-    int rc, have_ft = 0, have_tool = 0, have_rules = 0;
+    int rc, have_ft = 0, have_tool = 0, have_rules = 0, have_sums = 0, changed = 0;
+    uint64_t n = gguf_tensor_count(f);
+    for (uint64_t i = 0; i < n; i++) changed |= entries[i].to != entries[i].t->type;
     if ((rc = gguf_writer_set_version(w, gguf_version(f), err))) goto done;
     if ((rc = gguf_writer_set_byte_order(w, gguf_byte_order(f), err))) goto done;
     uint64_t n_kv = gguf_kv_count(f);
@@ -464,6 +474,13 @@ static int build_header(gguf_writer *w, const struct options *o, const gguf_file
         } else if (key_is(kv, KEY_RULES)) {
             rc = gguf_writer_add_str_array(w, KEY_RULES, rules, o->n_given, err);
             have_rules = 1;
+        } else if (key_is(kv, GGUF_KEY_TENSOR_XXH3)) {
+            /* New checksums in place of the old; old ones stay only while
+             * every tensor is copied as it was. */
+            if (sums)
+                rc = gguf_writer_add_array(w, GGUF_KEY_TENSOR_XXH3, GGUF_VT_UINT64, sums, n, err);
+            else if (!changed) rc = gguf_writer_copy_kv(w, kv, err);
+            have_sums = 1;
         } else {
             rc = gguf_writer_copy_kv(w, kv, err);
         }
@@ -475,7 +492,9 @@ static int build_header(gguf_writer *w, const struct options *o, const gguf_file
     if (!have_tool && (rc = gguf_writer_add_str(w, KEY_TOOL, tool, strlen(tool), err))) goto done;
     if (!have_rules && (rc = gguf_writer_add_str_array(w, KEY_RULES, rules, o->n_given, err)))
         goto done;
-    uint64_t n = gguf_tensor_count(f);
+    if (sums && !have_sums &&
+        (rc = gguf_writer_add_array(w, GGUF_KEY_TENSOR_XXH3, GGUF_VT_UINT64, sums, n, err)))
+        goto done;
     for (uint64_t i = 0; i < n && !rc; i++) {
         const gguf_tensor *t = entries[i].t;
         char *name = strndup(t->name.ptr, t->name.len);
@@ -598,6 +617,11 @@ struct run {
     const struct options *o;
     gguf_file *f;
     gguf_writer *w;             /* NULL for a dry run with --report */
+    /* --checksums: the output tensors' XXH3, computed by a first pass that
+     * writes nothing (prepass) and checked again while writing. */
+    gguf_hasher *h;
+    uint64_t *sums;
+    int prepass;
     struct buffers b;
     struct progress prog;
     gguf_error err;
@@ -633,6 +657,7 @@ static int copy_tensor(struct run *r, uint64_t i, const struct entry *e)
             }
             p = r->b.src;
         }
+        if (r->h) gguf_hasher_update(r->h, p, k);
         if (r->w && (rc = gguf_writer_write(r->w, p, k, &r->err))) {
             report_error(r, r->o->out, rc);
             return -1;
@@ -681,7 +706,7 @@ static int convert_tensor(struct run *r, uint64_t i, struct entry *e)
     uint64_t dst_row = gguf_row_bytes(e->to, (uint64_t)ne0);
     if (grow(&r->b.dst, &r->b.dst_cap, (size_t)(dst_row * (uint64_t)chunk))) goto nomem;
     if (!t->data && grow(&r->b.src, &r->b.src_cap, (size_t)(src_row * (uint64_t)chunk))) goto nomem;
-    if (o->report) {
+    if (o->report && !r->prepass) {
         size_t fb = (size_t)chunk * (size_t)ne0 * sizeof(float);
         if (grow((void **)&r->b.fx, &r->b.fx_cap, fb) || grow((void **)&r->b.fy, &r->b.fy_cap, fb))
             goto nomem;
@@ -711,7 +736,7 @@ static int convert_tensor(struct run *r, uint64_t i, struct entry *e)
                       gguf_type_str(e->to), gguf_strerror(rc));
             return -1;
         }
-        if (o->report) {
+        if (o->report && !r->prepass) {
             if (gguf_dequantize_rows(t->type, src, r->b.fx, k, ne0, o->threads) ||
                 gguf_dequantize_rows(e->to, r->b.dst, r->b.fy, k, ne0, o->threads)) {
                 progress_clear(&r->prog);
@@ -721,6 +746,7 @@ static int convert_tensor(struct run *r, uint64_t i, struct entry *e)
             }
             add_errors(e, r->b.fx, r->b.fy, (size_t)k * (size_t)ne0);
         }
+        if (r->h) gguf_hasher_update(r->h, r->b.dst, (size_t)out_bytes);
         if (r->w && (rc = gguf_writer_write(r->w, r->b.dst, (size_t)out_bytes, &r->err))) {
             report_error(r, o->out, rc);
             return -1;
@@ -735,17 +761,33 @@ nomem:
     return -1;
 }
 
-/* Converts or copies every tensor in directory order.  Returns 0 or -1
- * (reported). */
+/* Converts or copies every tensor in directory order.  With --checksums
+ * (r->h set), hashes each output tensor: the first pass records the
+ * values for the header, the writing pass checks that it wrote the same
+ * bytes.  Returns 0 or -1 (reported). */
 static int process_tensors(struct run *r, struct entry *entries)
 {
     uint64_t n = gguf_tensor_count(r->f);
     for (uint64_t i = 0; i < n; i++) {
         struct entry *e = &entries[i];
         progress_show(&r->prog, i, e->t, 1);
-        int rc = e->to == e->t->type ? (r->w ? copy_tensor(r, i, e) : 0)
+        if (r->h) gguf_hasher_reset(r->h);
+        int rc = e->to == e->t->type ? (r->w || r->h ? copy_tensor(r, i, e) : 0)
                                      : convert_tensor(r, i, e);
         if (rc) return -1;
+        if (r->h) {
+            gguf_digest d;
+            gguf_hasher_digest(r->h, &d);
+            if (r->prepass) {
+                r->sums[i] = gguf_digest_u64(&d);
+            } else if (r->sums[i] != gguf_digest_u64(&d)) {
+                char q[256];
+                progress_clear(&r->prog);
+                cli_error(gguf_name(r->f), "tensor %llu %s: converted twice for --checksums with "
+                          "different results", (unsigned long long)i, quoted(q, sizeof q, e->t));
+                return -1;
+            }
+        }
     }
     progress_clear(&r->prog);
     return 0;
@@ -1013,7 +1055,30 @@ static int requant(const struct options *o)
         tt.before += entries[i].t->size;
         tt.after += entries[i].bytes_after;
     }
-    if ((rc = build_header(w, o, r.f, entries, ft, &r.err))) {
+    /* --checksums: the values go into the header, which is written first,
+     * so a first pass computes them (a stream cannot be read twice). */
+    if (o->checksums && !o->dry_run) {
+        int m = gguf_input_mode(r.f);
+        if (m == GGUF_INPUT_STREAM || m == GGUF_INPUT_GZIP) {
+            cli_error(gguf_name(r.f), "--checksums needs IN to be a file: the checksums go into "
+                      "the header, before the data, so IN is read twice");
+            goto done;
+        }
+        r.sums = calloc((size_t)(n ? n : 1), sizeof *r.sums);
+        r.h = gguf_hasher_new(GGUF_HASH_XXH3);
+        if (!r.sums || !r.h) {
+            cli_error(NULL, "out of memory");
+            goto done;
+        }
+        r.prog.on = !o->quiet && cli_isatty(2);
+        r.prog.n_tensors = n;
+        for (uint64_t i = 0; i < n; i++) r.prog.total += entries[i].t->size;
+        r.prepass = 1;
+        if (process_tensors(&r, entries)) goto done;
+        r.prepass = 0;
+        r.prog.done = 0;
+    }
+    if ((rc = build_header(w, o, r.f, entries, ft, r.sums, &r.err))) {
         /* The writer's messages here name the item, not a file. */
         cli_error(gguf_name(r.f), "cannot be rewritten: %s", r.err.message[0] ? r.err.message
                   : gguf_strerror(rc));
@@ -1023,6 +1088,7 @@ static int requant(const struct options *o)
 
     r.prog.on = !o->quiet && cli_isatty(2);
     r.prog.n_tensors = n;
+    r.prog.total = 0;
     for (uint64_t i = 0; i < n; i++) r.prog.total += entries[i].t->size;
 
     if (o->dry_run) {
@@ -1069,6 +1135,8 @@ done:
     free(r.b.dst);
     free(r.b.fx);
     free(r.b.fy);
+    gguf_hasher_free(r.h);
+    free(r.sums);
     return status;
 }
 

@@ -1,0 +1,143 @@
+/*
+ * model.h -- a Qwen2-architecture model: hyperparameters and weights.
+ *
+ * A model is read from a GGUF file whose general.architecture is "qwen2"
+ * (Qwen2.5 0.5B ... 7B and their Instruct and Coder variants).  The file is
+ * memory-mapped by libgguf and every weight points into the mapping: nothing
+ * is copied.  Every hyperparameter is checked before anything is sized from
+ * it, and every tensor's type and shape before it is bound.
+ *
+ * Tensor shapes are written in ggml order, (ne0, ne1): ne0 is the length of
+ * one row (the input width of a matrix), ne1 the number of rows (its output
+ * width).  A matrix of shape (n_embd, n_vocab) has n_vocab rows of n_embd.
+ *
+ * Statuses are those of <gguf/gguf.h>; the error message names the file,
+ * the key or tensor and its byte offset, ready to print after "prog: ".
+ */
+#ifndef QWEN_MODEL_H
+#define QWEN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gguf/gguf.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Limits of what the loader accepts.  Far above any Qwen2 model (the
+ * largest, 72B, has 80 layers, width 8192, FFN 29568, 64 heads, a vocabulary
+ * of 152064 and a context of 131072), low enough that no size computed from
+ * them overflows 64 bits. */
+#define QWEN_MAX_LAYERS 1024u
+#define QWEN_MAX_EMBD 65536u
+#define QWEN_MAX_FF 1048576u
+#define QWEN_MAX_HEADS 1024u
+#define QWEN_MAX_HEAD_DIM 1024u
+#define QWEN_MAX_VOCAB 16777216u
+#define QWEN_MAX_CTX 16777216u
+
+/* Hyperparameters (the qwen2.* keys; n_vocab from token_embd). */
+typedef struct qwen_config {
+    uint32_t n_layer;       /* qwen2.block_count */
+    uint32_t n_ctx_train;   /* qwen2.context_length */
+    uint32_t n_embd;        /* qwen2.embedding_length */
+    uint32_t n_ff;          /* qwen2.feed_forward_length */
+    uint32_t n_head;        /* qwen2.attention.head_count */
+    uint32_t n_head_kv;     /* qwen2.attention.head_count_kv (default n_head) */
+    uint32_t head_dim;      /* n_embd / n_head, even (RoPE rotates pairs) */
+    uint32_t n_kv;          /* n_head_kv * head_dim: width of K and V */
+    uint32_t n_vocab;       /* rows of token_embd.weight */
+    float rope_base;        /* qwen2.rope.freq_base (default 10000) */
+    float rms_eps;          /* qwen2.attention.layer_norm_rms_epsilon */
+} qwen_config;
+
+/* A weight matrix of `rows` rows of `cols` elements of ggml type `type`,
+ * each row row_bytes long, rows contiguous; data points into the mapped
+ * file.  Any type gguf_can_dequantize() accepts. */
+typedef struct qwen_matrix {
+    const void *data;
+    uint32_t type;
+    uint64_t cols;          /* ne0 */
+    uint64_t rows;          /* ne1 */
+    size_t row_bytes;
+} qwen_matrix;
+
+/* One transformer block.  Vectors are F32, read in place. */
+typedef struct qwen_layer {
+    const float *attn_norm;  /* (n_embd) */
+    qwen_matrix wq;          /* (n_embd, n_embd) */
+    const float *bq;         /* (n_embd) */
+    qwen_matrix wk;          /* (n_embd, n_kv) */
+    const float *bk;         /* (n_kv) */
+    qwen_matrix wv;          /* (n_embd, n_kv) */
+    const float *bv;         /* (n_kv) */
+    qwen_matrix wo;          /* (n_embd, n_embd) */
+    const float *ffn_norm;   /* (n_embd) */
+    qwen_matrix w_gate;      /* (n_embd, n_ff) */
+    qwen_matrix w_up;        /* (n_embd, n_ff) */
+    qwen_matrix w_down;      /* (n_ff, n_embd) */
+} qwen_layer;
+
+typedef struct qwen_weights {
+    qwen_matrix token_embd;  /* (n_embd, n_vocab) */
+    qwen_layer *layers;      /* (n_layer) */
+    const float *output_norm; /* (n_embd) */
+    qwen_matrix output;      /* (n_embd, n_vocab): output.weight, or token_embd when tied */
+    int tied;                /* 1: the file has no output.weight */
+} qwen_weights;
+
+typedef struct qwen_model {
+    gguf_file *file;         /* owns the mapping every weight points into */
+    qwen_config config;
+    qwen_weights weights;
+} qwen_model;
+
+/* Reads and checks the hyperparameters of the open file f.
+ *
+ * general.architecture must be "qwen2"; the qwen2.* keys above must be
+ * integers (any width) or F32 as listed, within the QWEN_MAX_* limits and
+ * consistent (n_embd divisible by n_head into an even head_dim, n_head
+ * divisible by n_head_kv, a finite rope base and epsilon > 0).  n_vocab is
+ * taken from token_embd.weight, whose shape is checked here too.
+ *
+ * Returns GGUF_OK; GGUF_E_UNSUPPORTED for another architecture;
+ * GGUF_E_NOT_FOUND for a missing required key or token_embd.weight;
+ * GGUF_E_FORMAT for a value of the wrong type or out of range;
+ * GGUF_E_INVALID for NULL arguments. */
+int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err);
+
+/* Opens the GGUF file at `path` (memory-mapped), reads its configuration
+ * and binds every weight by name.
+ *
+ * Required tensors: token_embd.weight, output_norm.weight, and for each
+ * layer i blk.i.{attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm,
+ * ffn_gate, ffn_up, ffn_down}.weight and blk.i.attn_{q,k,v}.bias;
+ * output.weight is optional (tied embeddings).  Matrices may have any type
+ * gguf_can_dequantize() accepts; norms and biases must be F32.
+ *
+ * Returns GGUF_OK and stores the model in *out (free it with
+ * qwen_model_close), or: the statuses of gguf_open() and
+ * qwen_config_read(); GGUF_E_NOT_FOUND for a missing tensor;
+ * GGUF_E_FORMAT for a tensor of the wrong shape or (norms, biases) type;
+ * GGUF_E_UNSUPPORTED for a matrix type that cannot be computed, a
+ * big-endian file, input that cannot be mapped (a pipe) or misaligned F32
+ * data; GGUF_E_NOMEM; GGUF_E_INVALID for NULL arguments.  *out is NULL on
+ * failure. */
+int qwen_model_open(qwen_model **out, const char *path, gguf_error *err);
+
+/* Releases the model and unmaps its file.  NULL is allowed. */
+void qwen_model_close(qwen_model *m);
+
+/* For infer/ code: fills err (when not NULL) with status, the byte offset
+ * (UINT64_MAX for none) and the printf-style message, adding
+ * " (at byte N)" when an offset is given.  Returns status. */
+int qwen_fail(gguf_error *err, int status, uint64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QWEN_MODEL_H */

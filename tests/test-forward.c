@@ -1,0 +1,511 @@
+/*
+ * test-forward.c -- the CPU forward pass against the float64 reference
+ * (tests/ref-forward.c) on synthetic models of each weight type, and the
+ * model loader's verdicts on broken models.
+ *
+ * Models are made at test time by tests/gguf-synth (found through
+ * $top_builddir) into a temporary directory; broken variants are written
+ * from them with libgguf's writer.
+ *
+ * Accuracy: a prefill of 8 tokens, then 4 single-token steps; after each,
+ * the logits must agree with the reference's for the same prefix within a
+ * bound per type, relative to the largest reference logit:
+ * max |ours - ref| / max |ref|.  The reference rounds keys and values to
+ * F16 as the KV cache stores them, and dequantizes the same weights, so
+ * the bounds measure only the float arithmetic of the forward pass.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gguf/gguf.h"
+#include "infer/forward.h"
+#include "infer/model.h"
+#include "quant/quant.h"
+#include "tests/ref-forward.h"
+#include "tests/testutil.h"
+
+static char tmpdir[256];
+static char synth[512];
+
+#define N_PREFILL 8
+#define N_DECODE 4
+#define N_TOKENS (N_PREFILL + N_DECODE)
+
+/* Writes model `size`/`type` to dir/name with gguf-synth; returns the path
+ * in path (cap bytes). */
+static void make_model(char *path, size_t cap, const char *size, const char *type)
+{
+    snprintf(path, cap, "%s/%s-%s.gguf", tmpdir, size, type);
+    if (access(path, F_OK) == 0) return;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' --size %s --type %s --seed 7 -j 1 -o '%s'", synth, size, type, path);
+    if (system(cmd) != 0) HARD_ERROR("cannot run: %s", cmd);
+}
+
+static int32_t token_at(uint32_t i, uint32_t n_vocab)
+{
+    return (int32_t)((i * 389u + 17u) % n_vocab);
+}
+
+/* max |a - b| / max |b| over n values. */
+static double rel_error(const float *a, const double *b, uint32_t n)
+{
+    double num = 0.0, den = 0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= num)) num = d; /* NaN propagates */
+        if (fabs(b[i]) > den) den = fabs(b[i]);
+    }
+    return den > 0 ? num / den : num;
+}
+
+/* sqrt(sum (a - b)^2 / sum b^2) over n values. */
+static double rms_error(const float *a, const double *b, uint32_t n)
+{
+    double num = 0.0, den = 0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        double d = (double)a[i] - b[i];
+        num += d * d;
+        den += b[i] * b[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Accuracy against the reference                                           */
+
+struct acc_case {
+    const char *size, *type;
+    double bound;       /* on max |ours - ref| / max |ref| */
+};
+
+/* Bounds, measured with the margin of about 4x: both sides dequantize the
+ * same weights, so the type matters little here.  The error is float
+ * rounding (about 2e-7 .. 1e-6 max relative) plus, now and then, a key or
+ * value element whose float and double results round to neighbouring F16
+ * values (up to 8e-5 measured, on the width-256 models).  Against a
+ * reference that keeps K/V in double, the F16 cache costs up to 2.7e-4
+ * (PLAIN_BOUND).  Quantized activations (the fast path) will need their
+ * own, wider bounds per type. */
+#define PLAIN_BOUND 1e-3
+static const struct acc_case acc_cases[] = {
+    {"tiny", "f32", 3e-4},     {"tiny", "f16", 3e-4},    {"tiny", "bf16", 3e-4},
+    {"tiny", "q8_0", 3e-4},    {"tiny", "q4_k_m", 3e-4}, /* Q5_0 and Q8_0 fallbacks */
+    {"tiny", "q5_k", 3e-4},    /* Q5_1 fallback */
+    {"tiny", "q4_0", 3e-4},    {"tiny", "q4_1", 3e-4},
+    {"small", "q4_k_m", 3e-4}, {"small", "q4_k", 3e-4},  {"small", "q5_k_m", 3e-4},
+    {"small", "q6_k", 3e-4},   {"small", "q5_k", 3e-4},  {"small", "q8_0", 3e-4},
+    {"small", "q2_k", 3e-4},   {"small", "q3_k", 3e-4},
+};
+
+static void check_accuracy(const struct acc_case *ac)
+{
+    char path[512], msg[512];
+    make_model(path, sizeof path, ac->size, ac->type);
+    gguf_error err;
+    qwen_model *m;
+    int st = qwen_model_open(&m, path, &err);
+    REQUIRE(st == GGUF_OK, "%s", err.message);
+    ref_model *ref = ref_model_load(path, msg, sizeof msg);
+    REQUIRE(ref != NULL, "%s", msg);
+    uint32_t nv = m->config.n_vocab;
+    REQUIRE(ref_model_vocab(ref) == nv, "vocabulary sizes differ");
+
+    qwen_state *s;
+    REQUIRE(qwen_state_new(&s, m, 64, N_PREFILL, &err) == GGUF_OK, "%s", err.message);
+    int32_t tok[N_TOKENS];
+    for (uint32_t i = 0; i < N_TOKENS; i++) tok[i] = token_at(i, nv);
+    double *want = malloc(sizeof *want * nv);
+    REQUIRE(want != NULL, "out of memory");
+
+    double worst = 0.0, worst_rms = 0.0, worst_plain = 0.0;
+    for (uint32_t step = 0; step <= N_DECODE; step++) {
+        uint32_t upto = N_PREFILL + step; /* prefix length after this step */
+        if (step == 0) st = qwen_forward(s, tok, N_PREFILL, &err);
+        else st = qwen_forward(s, tok + upto - 1, 1, &err);
+        REQUIRE(st == GGUF_OK, "%s", err.message);
+        CHECK(qwen_state_pos(s) == upto, "position %u after %u tokens", qwen_state_pos(s), upto);
+        const float *got = qwen_state_logits(s);
+        ref_forward(ref, tok, upto, 1, want);
+        double e = rel_error(got, want, nv), r = rms_error(got, want, nv);
+        if (!(e <= worst)) worst = e;
+        if (!(r <= worst_rms)) worst_rms = r;
+        CHECK(e <= ac->bound, "%s %s, %u tokens: relative error %.3g over the bound %.3g",
+              ac->size, ac->type, upto, e, ac->bound);
+        /* For the record: against a reference without F16 rounding. */
+        ref_forward(ref, tok, upto, 0, want);
+        e = rel_error(got, want, nv);
+        if (!(e <= worst_plain)) worst_plain = e;
+        CHECK(e <= PLAIN_BOUND, "%s %s, %u tokens: relative error %.3g against float64 K/V",
+              ac->size, ac->type, upto, e);
+    }
+    fprintf(stderr, "%-6s %-7s relative error: max %.2g (bound %.0e), RMS %.2g; "
+            "against float64 K/V: max %.2g\n", ac->size, ac->type, worst, ac->bound, worst_rms,
+            worst_plain);
+    free(want);
+    qwen_state_free(s);
+    ref_model_free(ref);
+    qwen_model_close(m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* One code path: batch sizes and single steps give the same bits           */
+
+static void check_batching(void)
+{
+    char path[512];
+    make_model(path, sizeof path, "tiny", "q8_0");
+    gguf_error err;
+    qwen_model *m;
+    REQUIRE(qwen_model_open(&m, path, &err) == GGUF_OK, "%s", err.message);
+    uint32_t nv = m->config.n_vocab;
+    int32_t tok[N_TOKENS];
+    for (uint32_t i = 0; i < N_TOKENS; i++) tok[i] = token_at(i, nv);
+
+    qwen_state *whole, *chunked, *single;
+    REQUIRE(qwen_state_new(&whole, m, 32, N_TOKENS, &err) == GGUF_OK, "%s", err.message);
+    REQUIRE(qwen_state_new(&chunked, m, 32, 5, &err) == GGUF_OK, "%s", err.message);
+    REQUIRE(qwen_state_new(&single, m, 32, 1, &err) == GGUF_OK, "%s", err.message);
+    REQUIRE(qwen_forward(whole, tok, N_TOKENS, &err) == GGUF_OK, "%s", err.message);
+    REQUIRE(qwen_forward(chunked, tok, N_TOKENS, &err) == GGUF_OK, "%s", err.message);
+    for (uint32_t i = 0; i < N_TOKENS; i++)
+        REQUIRE(qwen_forward(single, tok + i, 1, &err) == GGUF_OK, "%s", err.message);
+    CHECK(memcmp(qwen_state_logits(whole), qwen_state_logits(chunked), nv * sizeof(float)) == 0,
+          "batches of 5 differ from one batch of %d", N_TOKENS);
+    CHECK(memcmp(qwen_state_logits(whole), qwen_state_logits(single), nv * sizeof(float)) == 0,
+          "single tokens differ from one batch of %d", N_TOKENS);
+
+    /* Reset starts a new sequence: the same logits again. */
+    float first = qwen_state_logits(whole)[0];
+    qwen_state_reset(whole);
+    CHECK(qwen_state_pos(whole) == 0, "reset keeps position %u", qwen_state_pos(whole));
+    REQUIRE(qwen_forward(whole, tok, N_TOKENS, &err) == GGUF_OK, "%s", err.message);
+    CHECK(qwen_state_logits(whole)[0] == first, "after reset: %g, before %g",
+          (double)qwen_state_logits(whole)[0], (double)first);
+
+    /* Refused input leaves the state as it was. */
+    int32_t bad = (int32_t)nv;
+    uint32_t pos = qwen_state_pos(single);
+    CHECK(qwen_forward(single, &bad, 1, &err) == GGUF_E_INVALID && strstr(err.message, "vocabulary"),
+          "token %d: %s", bad, err.message);
+    bad = -1;
+    CHECK(qwen_forward(single, &bad, 1, &err) == GGUF_E_INVALID, "token -1 accepted");
+    CHECK(qwen_forward(single, tok, 0, &err) == GGUF_E_INVALID, "0 tokens accepted");
+    int32_t many[32] = {0};
+    CHECK(qwen_forward(single, many, 32 - pos + 1, &err) == GGUF_E_INVALID &&
+              strstr(err.message, "context"), "context overflow: %s", err.message);
+    CHECK(qwen_state_pos(single) == pos, "refused input moved the position to %u",
+          qwen_state_pos(single));
+    CHECK(qwen_forward(single, many, 32 - pos, &err) == GGUF_OK, "filling the context: %s",
+          err.message);
+
+    qwen_state *s;
+    CHECK(qwen_state_new(&s, m, m->config.n_ctx_train + 1, 1, &err) == GGUF_E_INVALID && !s,
+          "context beyond the model's accepted");
+    CHECK(qwen_state_new(&s, m, 16, 17, &err) == GGUF_E_INVALID && !s, "batch > context accepted");
+    CHECK(qwen_state_new(&s, m, 16, 0, &err) == GGUF_E_INVALID && !s, "batch 0 accepted");
+
+    qwen_state_free(whole);
+    qwen_state_free(chunked);
+    qwen_state_free(single);
+    qwen_model_close(m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Broken models                                                             */
+
+/* One change to a model file. */
+struct edit {
+    const char *drop_key;           /* omit this KV pair */
+    const char *u32_key;            /* set (or add) this key to UINT32 u32 */
+    uint32_t u32;
+    const char *str_key, *str;      /* set this key to a string */
+    const char *f32_key;            /* set this key to FLOAT32 f32 */
+    float f32;
+    const char *drop_tensor;        /* omit this tensor */
+    const char *tensor;             /* change this tensor's dims or type, or add it */
+    uint32_t n_dims, type;
+    uint64_t ne[2];
+};
+
+/* Writes the data of the tensor that edit ed changes or adds:
+ * deterministic small values for F32, zero bytes otherwise. */
+static void write_new_data(gguf_writer *w, const struct edit *ed)
+{
+    gguf_error err;
+    uint64_t rows = ed->n_dims > 1 ? ed->ne[1] : 1;
+    uint64_t bytes = gguf_row_bytes(ed->type, ed->ne[0]) * rows;
+    unsigned char *buf = calloc(bytes ? bytes : 1, 1);
+    if (!buf) HARD_ERROR("out of memory");
+    if (ed->type == GGUF_T_F32) {
+        uint32_t r = 12345;
+        for (uint64_t k = 0; k < bytes / 4; k++) {
+            r = r * 1664525u + 1013904223u;
+            float v = ((float)(r >> 8) / 16777216.0f - 0.5f) * 0.04f;
+            memcpy(buf + 4 * k, &v, 4);
+        }
+    }
+    if (gguf_writer_write(w, buf, bytes, &err)) HARD_ERROR("%s", err.message);
+    free(buf);
+}
+
+/* Writes src with edit ed applied to dst.  */
+static void write_variant(const char *src, const char *dst, const struct edit *ed)
+{
+    gguf_file *f;
+    gguf_error err;
+    if (gguf_open(&f, src, NULL, 0, &err)) HARD_ERROR("%s", err.message);
+    gguf_writer *w = gguf_writer_new();
+    if (!w) HARD_ERROR("out of memory");
+    int u32_done = 0;
+    for (uint64_t i = 0; i < gguf_kv_count(f); i++) {
+        const gguf_kv *kv = gguf_kv_at(f, i);
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)kv->key.len, kv->key.ptr);
+        int st;
+        if (ed->drop_key && strcmp(key, ed->drop_key) == 0) continue;
+        if (ed->u32_key && strcmp(key, ed->u32_key) == 0) {
+            st = gguf_writer_add_u32(w, key, ed->u32, &err);
+            u32_done = 1;
+        } else if (ed->str_key && strcmp(key, ed->str_key) == 0) {
+            st = gguf_writer_add_str(w, key, ed->str, strlen(ed->str), &err);
+        } else if (ed->f32_key && strcmp(key, ed->f32_key) == 0) {
+            st = gguf_writer_add_f32(w, key, ed->f32, &err);
+        } else {
+            st = gguf_writer_copy_kv(w, kv, &err);
+        }
+        if (st) HARD_ERROR("%s", err.message);
+    }
+    if (ed->u32_key && !u32_done && gguf_writer_add_u32(w, ed->u32_key, ed->u32, &err))
+        HARD_ERROR("%s", err.message);
+
+    int changed_found = 0;
+    for (uint64_t i = 0; i < gguf_tensor_count(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
+        if (ed->drop_tensor && strcmp(name, ed->drop_tensor) == 0) continue;
+        int st;
+        if (ed->tensor && strcmp(name, ed->tensor) == 0) {
+            st = gguf_writer_add_tensor(w, name, ed->type, ed->n_dims, ed->ne, &err);
+            changed_found = 1;
+        } else {
+            st = gguf_writer_add_tensor(w, name, t->type, t->n_dims, t->ne, &err);
+        }
+        if (st) HARD_ERROR("%s", err.message);
+    }
+    if (ed->tensor && !changed_found &&
+        gguf_writer_add_tensor(w, ed->tensor, ed->type, ed->n_dims, ed->ne, &err))
+        HARD_ERROR("%s", err.message);
+
+    if (gguf_writer_open(w, dst, &err)) HARD_ERROR("%s", err.message);
+    for (uint64_t i = 0; i < gguf_tensor_count(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
+        if (ed->drop_tensor && strcmp(name, ed->drop_tensor) == 0) continue;
+        if (ed->tensor && strcmp(name, ed->tensor) == 0) write_new_data(w, ed);
+        else if (gguf_writer_write(w, t->data, t->size, &err)) HARD_ERROR("%s", err.message);
+    }
+    if (ed->tensor && !changed_found) write_new_data(w, ed); /* an added tensor comes last */
+    if (gguf_writer_finish(w, &err)) HARD_ERROR("%s", err.message);
+    gguf_writer_free(w);
+    gguf_close(f);
+}
+
+struct bad_case {
+    const char *what;
+    struct edit ed;
+    int status;
+    const char *needle;     /* must occur in the message */
+};
+
+static void check_broken(void)
+{
+    char base[512], path[600];
+    make_model(base, sizeof base, "tiny", "f32");
+    /* tiny: 2 layers, width 64, 4 heads (2 KV) of 16, FFN 128, vocabulary 1024. */
+    static const struct bad_case cases[] = {
+        {"llama architecture", {.str_key = "general.architecture", .str = "llama"},
+         GGUF_E_UNSUPPORTED, "architecture 'llama'"},
+        {"no architecture", {.drop_key = "general.architecture"}, GGUF_E_NOT_FOUND,
+         "general.architecture"},
+        {"missing ffn_up", {.drop_tensor = "blk.1.ffn_up.weight"}, GGUF_E_NOT_FOUND,
+         "'blk.1.ffn_up.weight' is missing"},
+        {"missing bias", {.drop_tensor = "blk.0.attn_k.bias"}, GGUF_E_NOT_FOUND,
+         "'blk.0.attn_k.bias'"},
+        {"missing output_norm", {.drop_tensor = "output_norm.weight"}, GGUF_E_NOT_FOUND,
+         "'output_norm.weight'"},
+        {"attn_k too wide",
+         {.tensor = "blk.0.attn_k.weight", .type = GGUF_T_F32, .n_dims = 2, .ne = {64, 64}},
+         GGUF_E_FORMAT, "'blk.0.attn_k.weight' has 2 dims (64, 64), expected (64, 32)"},
+        {"ffn_down transposed",
+         {.tensor = "blk.1.ffn_down.weight", .type = GGUF_T_F32, .n_dims = 2, .ne = {64, 128}},
+         GGUF_E_FORMAT, "'blk.1.ffn_down.weight'"},
+        {"norm 2-D",
+         {.tensor = "blk.0.ffn_norm.weight", .type = GGUF_T_F32, .n_dims = 2, .ne = {64, 1}},
+         GGUF_E_FORMAT, "'blk.0.ffn_norm.weight'"},
+        {"norm in F16",
+         {.tensor = "blk.0.attn_norm.weight", .type = GGUF_T_F16, .n_dims = 1, .ne = {64, 1}},
+         GGUF_E_FORMAT, "'blk.0.attn_norm.weight' has type F16, expected F32"},
+        {"matrix type not computable",
+         {.tensor = "blk.0.attn_q.weight", .type = GGUF_T_IQ4_NL, .n_dims = 2, .ne = {64, 64}},
+         GGUF_E_UNSUPPORTED, "'blk.0.attn_q.weight' has type IQ4_NL"},
+        {"output of the wrong width",
+         {.tensor = "output.weight", .type = GGUF_T_F32, .n_dims = 2, .ne = {64, 1000}},
+         GGUF_E_FORMAT, "'output.weight'"},
+        {"head count 0", {.u32_key = "qwen2.attention.head_count", .u32 = 0}, GGUF_E_FORMAT,
+         "'qwen2.attention.head_count' is 0"},
+        {"head count absurd", {.u32_key = "qwen2.attention.head_count", .u32 = 4000000000u},
+         GGUF_E_FORMAT, "'qwen2.attention.head_count' is 4000000000"},
+        {"width not a multiple of heads", {.u32_key = "qwen2.attention.head_count", .u32 = 5},
+         GGUF_E_FORMAT, "not a multiple of the head count 5"},
+        {"odd head size", {.u32_key = "qwen2.attention.head_count", .u32 = 64}, GGUF_E_FORMAT,
+         "head size 1"},
+        {"heads not a multiple of KV heads",
+         {.u32_key = "qwen2.attention.head_count_kv", .u32 = 3}, GGUF_E_FORMAT,
+         "not a multiple of the KV head count 3"},
+        {"more KV heads than heads", {.u32_key = "qwen2.attention.head_count_kv", .u32 = 8},
+         GGUF_E_FORMAT, "'qwen2.attention.head_count_kv' is 8"},
+        {"no layers", {.u32_key = "qwen2.block_count", .u32 = 0}, GGUF_E_FORMAT,
+         "'qwen2.block_count' is 0"},
+        {"a million layers", {.u32_key = "qwen2.block_count", .u32 = 1000000}, GGUF_E_FORMAT,
+         "'qwen2.block_count' is 1000000"},
+        {"three layers, two in the file", {.u32_key = "qwen2.block_count", .u32 = 3},
+         GGUF_E_NOT_FOUND, "'blk.2.attn_norm.weight' is missing"},
+        {"width beyond token_embd", {.u32_key = "qwen2.embedding_length", .u32 = 128},
+         GGUF_E_FORMAT, "'token_embd.weight' has shape (64, 1024)"},
+        {"absurd width", {.u32_key = "qwen2.embedding_length", .u32 = 1u << 30}, GGUF_E_FORMAT,
+         "'qwen2.embedding_length' is 1073741824"},
+        {"FFN 0", {.u32_key = "qwen2.feed_forward_length", .u32 = 0}, GGUF_E_FORMAT,
+         "'qwen2.feed_forward_length' is 0"},
+        {"context 0", {.u32_key = "qwen2.context_length", .u32 = 0}, GGUF_E_FORMAT,
+         "'qwen2.context_length' is 0"},
+        {"absurd context", {.u32_key = "qwen2.context_length", .u32 = 4000000000u}, GGUF_E_FORMAT,
+         "'qwen2.context_length' is 4000000000"},
+        {"no epsilon", {.drop_key = "qwen2.attention.layer_norm_rms_epsilon"}, GGUF_E_NOT_FOUND,
+         "'qwen2.attention.layer_norm_rms_epsilon' is missing"},
+        {"negative epsilon", {.f32_key = "qwen2.attention.layer_norm_rms_epsilon", .f32 = -1.0f},
+         GGUF_E_FORMAT, "'qwen2.attention.layer_norm_rms_epsilon' is -1"},
+        {"NaN rope base", {.f32_key = "qwen2.rope.freq_base", .f32 = NAN}, GGUF_E_FORMAT,
+         "'qwen2.rope.freq_base'"},
+        {"head count as a string", {.str_key = "qwen2.attention.head_count", .str = "4"},
+         GGUF_E_FORMAT, "'qwen2.attention.head_count' has type STRING"},
+        {"no token_embd", {.drop_tensor = "token_embd.weight"}, GGUF_E_NOT_FOUND,
+         "'token_embd.weight' is missing"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct bad_case *bc = &cases[i];
+        snprintf(path, sizeof path, "%s/bad-%zu.gguf", tmpdir, i);
+        write_variant(base, path, &bc->ed);
+        qwen_model *m = (qwen_model *)1;
+        gguf_error err;
+        memset(&err, 0, sizeof err);
+        int st = qwen_model_open(&m, path, &err);
+        CHECK(st == bc->status, "%s: status %d (%s), expected %d; message: %s", bc->what, st,
+              gguf_strerror(st), bc->status, err.message);
+        CHECK(m == NULL, "%s: model returned on failure", bc->what);
+        CHECK(err.status == st, "%s: err.status %d, returned %d", bc->what, err.status, st);
+        CHECK(strncmp(err.message, path, strlen(path)) == 0 && strstr(err.message, bc->needle),
+              "%s: message '%s' lacks the file name or '%s'", bc->what, err.message, bc->needle);
+        if (st != GGUF_OK) qwen_model_close(m);
+        unlink(path);
+    }
+
+    /* An untied output matrix is used for the logits. */
+    struct edit untie = {.tensor = "output.weight", .type = GGUF_T_F32, .n_dims = 2,
+                         .ne = {64, 1024}};
+    snprintf(path, sizeof path, "%s/untied.gguf", tmpdir);
+    write_variant(base, path, &untie);
+    gguf_error err;
+    qwen_model *m;
+    char msg[512];
+    REQUIRE(qwen_model_open(&m, path, &err) == GGUF_OK, "%s", err.message);
+    CHECK(!m->weights.tied && m->weights.output.data != m->weights.token_embd.data,
+          "output.weight not bound");
+    ref_model *ref = ref_model_load(path, msg, sizeof msg);
+    REQUIRE(ref != NULL, "%s", msg);
+    qwen_state *s;
+    REQUIRE(qwen_state_new(&s, m, 16, 16, &err) == GGUF_OK, "%s", err.message);
+    int32_t tok[N_PREFILL];
+    for (uint32_t i = 0; i < N_PREFILL; i++) tok[i] = token_at(i, 1024);
+    REQUIRE(qwen_forward(s, tok, N_PREFILL, &err) == GGUF_OK, "%s", err.message);
+    double want[1024];
+    ref_forward(ref, tok, N_PREFILL, 1, want);
+    double e = rel_error(qwen_state_logits(s), want, 1024);
+    CHECK(e <= 3e-4, "untied output: relative error %.3g", e);
+    qwen_state_free(s);
+    ref_model_free(ref);
+    qwen_model_close(m);
+    unlink(path);
+
+    /* A file that is not GGUF, and one that does not exist. */
+    snprintf(path, sizeof path, "%s/not-gguf.gguf", tmpdir);
+    FILE *fp = fopen(path, "w");
+    REQUIRE(fp != NULL, "cannot write %s", path);
+    fputs("this is not a model\n", fp);
+    fclose(fp);
+    m = (qwen_model *)1;
+    CHECK(qwen_model_open(&m, path, &err) == GGUF_E_FORMAT && m == NULL, "text file: %s",
+          err.message);
+    unlink(path);
+    CHECK(qwen_model_open(&m, path, &err) == GGUF_E_IO && m == NULL, "missing file: %s",
+          err.message);
+    CHECK(qwen_model_open(NULL, path, &err) == GGUF_E_INVALID, "NULL out accepted");
+
+    /* A big-endian file: its F32 norms cannot be read in place. */
+    char cmd[2048];
+    snprintf(path, sizeof path, "%s/big-endian.gguf", tmpdir);
+    snprintf(cmd, sizeof cmd, "'%s' --size tiny --type f32 --big-endian -o '%s'", synth, path);
+    if (system(cmd) != 0) HARD_ERROR("cannot run: %s", cmd);
+    CHECK(qwen_model_open(&m, path, &err) == GGUF_E_UNSUPPORTED && strstr(err.message, "big-endian"),
+          "big-endian file: %s", err.message);
+    unlink(path);
+
+    /* A pipe: tensor data is not in memory. */
+    snprintf(path, sizeof path, "%s/fifo", tmpdir);
+    REQUIRE(mkfifo(path, 0600) == 0, "mkfifo %s: %s", path, strerror(errno));
+    snprintf(cmd, sizeof cmd, "cat '%s' > '%s' &", base, path);
+    if (system(cmd) != 0) HARD_ERROR("cannot run: %s", cmd);
+    CHECK(qwen_model_open(&m, path, &err) == GGUF_E_UNSUPPORTED &&
+              strstr(err.message, "'token_embd.weight': data is not in memory"),
+          "model from a pipe: %s", err.message);
+    unlink(path);
+    qwen_model_close(NULL);
+    qwen_state_free(NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void cleanup(void)
+{
+    char cmd[600];
+    if (!tmpdir[0]) return;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
+}
+
+int main(void)
+{
+    const char *top = getenv("top_builddir");
+    snprintf(synth, sizeof synth, "%s/tests/gguf-synth", top ? top : ".");
+    if (access(synth, X_OK) != 0) HARD_ERROR("%s: %s (build it with make check)", synth, strerror(errno));
+    const char *t = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/test-forward.XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(tmpdir)) HARD_ERROR("mkdtemp %s: %s", tmpdir, strerror(errno));
+    atexit(cleanup);
+
+    for (size_t i = 0; i < sizeof acc_cases / sizeof acc_cases[0]; i++)
+        check_accuracy(&acc_cases[i]);
+    check_batching();
+    check_broken();
+    tu_finish();
+}

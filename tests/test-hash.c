@@ -1,0 +1,273 @@
+/*
+ * test-hash.c -- libgguf's hashing API: known answers for each algorithm
+ * (values printed by xxhsum -H3/-H2/-H1 and Python's zlib.crc32 for the
+ * same bytes), incremental hashing split at every kind of boundary equal
+ * to one shot, hex round trips, and gguf_hash_file() over a file with
+ * padding between its tensors and an empty one, mapped, in memory and as a
+ * stream: every digest equals the one-shot digest of the same byte range.
+ */
+#include <config.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gguf/gguf.h"
+#include "tests/testutil.h"
+
+struct kat {
+    const char *text;           /* NULL: the 1,000,000-byte pattern */
+    const char *hex[GGUF_HASH_COUNT];
+};
+
+static const struct kat kats[] = {
+    { "", { "2d06800538d394c2", "99aa06d3014798d86001c324468d497f", "ef46db3751d8e999",
+            "00000000" } },
+    { "abc", { "78af5f94892f3950", "06b05ab6733a618578af5f94892f3950", "44bc2cf5ad770999",
+               "352441c2" } },
+    { "The quick brown fox jumps over the lazy dog",
+      { "ce7d19a5418fb365", "ddd650205ca3e7fa24a1cc2e3a8a7651", "0b242d361fda71bc",
+        "414fa339" } },
+    { NULL, { "0a8b9cfcd629bb97", "0e8e6fe1a1638b080a8b9cfcd629bb97", "b978085cc8e7010e",
+              "12ad5d03" } },
+};
+
+#define PATTERN_LEN 1000000
+
+static unsigned char *pattern(void)
+{
+    unsigned char *p = malloc(PATTERN_LEN);
+    if (!p) HARD_ERROR("out of memory");
+    for (size_t i = 0; i < PATTERN_LEN; i++) p[i] = (unsigned char)(i * 7 + 3);
+    return p;
+}
+
+static void test_names(void)
+{
+    static const char *const names[] = { "xxh3", "xxh128", "xxh64", "crc32" };
+    static const uint32_t sizes[] = { 8, 16, 8, 4 };
+    for (uint32_t a = 0; a < GGUF_HASH_COUNT; a++) {
+        uint32_t got = 99;
+        CHECK(strcmp(gguf_hash_name(a), names[a]) == 0, "name of %u", a);
+        CHECK(gguf_hash_size(a) == sizes[a], "size of %u", a);
+        CHECK(gguf_hash_parse(names[a], &got) == GGUF_OK && got == a, "parse %s", names[a]);
+    }
+    uint32_t got;
+    CHECK(gguf_hash_parse("XXH128", &got) == GGUF_OK && got == GGUF_HASH_XXH128, "any case");
+    CHECK(gguf_hash_parse("sha256", &got) == GGUF_E_NOT_FOUND, "unknown name");
+    CHECK(gguf_hash_parse(NULL, &got) == GGUF_E_INVALID, "NULL name");
+    CHECK(gguf_hash_name(GGUF_HASH_COUNT) == NULL, "unknown id has no name");
+    CHECK(gguf_hash_size(GGUF_HASH_COUNT) == 0, "unknown id has no size");
+    CHECK(gguf_hasher_new(GGUF_HASH_COUNT) == NULL, "no hasher for an unknown id");
+    gguf_hasher_free(NULL);
+}
+
+static void test_kats(void)
+{
+    unsigned char *pat = pattern();
+    for (size_t k = 0; k < sizeof kats / sizeof kats[0]; k++) {
+        const unsigned char *p = kats[k].text ? (const unsigned char *)kats[k].text : pat;
+        size_t n = kats[k].text ? strlen(kats[k].text) : PATTERN_LEN;
+        for (uint32_t a = 0; a < GGUF_HASH_COUNT; a++) {
+            gguf_digest d, want;
+            char hex[GGUF_DIGEST_HEX_MAX];
+            CHECK(gguf_hash_buffer(a, p, n, &d) == GGUF_OK, "hash");
+            CHECK(strcmp(gguf_digest_hex(&d, hex), kats[k].hex[a]) == 0,
+                  "%s of vector %zu: %s, expected %s", gguf_hash_name(a), k, hex, kats[k].hex[a]);
+            CHECK(gguf_digest_parse(a, kats[k].hex[a], strlen(kats[k].hex[a]), &want) == GGUF_OK &&
+                  gguf_digest_equal(&d, &want), "parse back %s", kats[k].hex[a]);
+            /* Incremental, split at odd places: the same digest. */
+            gguf_hasher *h = gguf_hasher_new(a);
+            REQUIRE(h, "hasher");
+            gguf_hasher_update(h, "garbage", 7);
+            gguf_hasher_reset(h);
+            size_t step = 1, done = 0;
+            while (done < n) {
+                size_t m = n - done < step ? n - done : step;
+                gguf_hasher_update(h, p + done, m);
+                done += m;
+                step = step * 3 + 1;
+            }
+            gguf_hasher_update(h, NULL, 0);
+            gguf_digest inc;
+            gguf_hasher_digest(h, &inc);
+            CHECK(gguf_digest_equal(&d, &inc), "%s of vector %zu incrementally",
+                  gguf_hash_name(a), k);
+            gguf_hasher_digest(h, &inc);  /* a second digest: still the same */
+            CHECK(gguf_digest_equal(&d, &inc), "digest twice");
+            gguf_hasher_free(h);
+        }
+    }
+    free(pat);
+    gguf_digest d;
+    CHECK(gguf_hash_buffer(GGUF_HASH_XXH3, "abc", 3, &d) == GGUF_OK &&
+          gguf_digest_u64(&d) == UINT64_C(0x78af5f94892f3950), "XXH3 as an integer");
+    CHECK(gguf_hash_buffer(GGUF_HASH_CRC32, "abc", 3, &d) == GGUF_OK && gguf_digest_u64(&d) == 0,
+          "no integer for a 4-byte digest");
+    CHECK(gguf_hash_buffer(GGUF_HASH_COUNT, "abc", 3, &d) == GGUF_E_INVALID, "unknown algorithm");
+    CHECK(gguf_digest_parse(GGUF_HASH_XXH3, "78AF5F94892F3950", 16, &d) == GGUF_OK &&
+          gguf_digest_u64(&d) == UINT64_C(0x78af5f94892f3950), "upper-case hex");
+    CHECK(gguf_digest_parse(GGUF_HASH_XXH3, "78af5f94892f395", 15, &d) == GGUF_E_INVALID,
+          "short hex");
+    CHECK(gguf_digest_parse(GGUF_HASH_XXH3, "78af5f94892f395g", 16, &d) == GGUF_E_INVALID,
+          "bad digit");
+    CHECK(gguf_digest_parse(GGUF_HASH_CRC32, "78af5f94892f3950", 16, &d) == GGUF_E_INVALID,
+          "wrong length for crc32");
+    gguf_digest a, b;
+    gguf_hash_buffer(GGUF_HASH_XXH3, "", 0, &a);
+    gguf_hash_buffer(GGUF_HASH_XXH64, "", 0, &b);
+    CHECK(!gguf_digest_equal(&a, &b), "different algorithms never equal");
+}
+
+/* A file with alignment 64, tensors of odd sizes (so padding between
+ * them), an empty tensor and a large one, written to `path`. */
+static void write_file(const char *path)
+{
+    gguf_error err;
+    gguf_writer *w = gguf_writer_new();
+    if (!w) HARD_ERROR("out of memory");
+    /* d is larger than the reader's stream buffer, so that a stream's
+     * bytes are really gone once passed. */
+    const uint64_t a[1] = { 37 }, b[2] = { 64, 3 }, c[2] = { 0, 5 }, d[1] = { 200000 };
+    if (gguf_writer_add_str(w, "general.architecture", "test", 4, &err) ||
+        gguf_writer_add_u32(w, "general.alignment", 64, &err) ||
+        gguf_writer_add_tensor(w, "a", GGUF_T_I8, 1, a, &err) ||
+        gguf_writer_add_tensor(w, "b", GGUF_T_Q8_0, 2, b, &err) ||
+        gguf_writer_add_tensor(w, "empty", GGUF_T_F32, 2, c, &err) ||
+        gguf_writer_add_tensor(w, "d", GGUF_T_F16, 1, d, &err) ||
+        gguf_writer_open(w, path, &err))
+        HARD_ERROR("writer: %s", err.message);
+    unsigned char buf[4096];
+    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (unsigned char)(i * 31 + 1);
+    size_t total = 37 + 2 * 34 * 3 + 400000;
+    while (total) {
+        size_t k = total < sizeof buf ? total : sizeof buf;
+        if (gguf_writer_write(w, buf, k, &err)) HARD_ERROR("write: %s", err.message);
+        total -= k;
+    }
+    if (gguf_writer_finish(w, &err)) HARD_ERROR("finish: %s", err.message);
+    gguf_writer_free(w);
+}
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) HARD_ERROR("%s", path);
+    fseek(fp, 0, SEEK_END);
+    long len = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    unsigned char *p = malloc((size_t)len + 1);
+    if (!p || fread(p, 1, (size_t)len, fp) != (size_t)len) HARD_ERROR("read %s", path);
+    fclose(fp);
+    *n = (size_t)len;
+    return p;
+}
+
+static int calls;
+static uint64_t last_done, last_total;
+static void progress(void *ctx, uint64_t done, uint64_t total)
+{
+    (void)ctx;
+    calls++;
+    last_done = done;
+    last_total = total;
+}
+
+/* Hashes f with every algorithm and compares with one-shot digests of the
+ * byte ranges of `bytes`. */
+static void check_file(gguf_file *f, const unsigned char *bytes, size_t n, const char *mode,
+                       uint32_t algo)
+{
+    uint64_t nt = gguf_tensor_count(f);
+    gguf_digest whole, meta, t[8], want;
+    gguf_error err;
+    calls = 0;
+    int rc = gguf_hash_file(f, algo, &whole, &meta, t, progress, NULL, &err);
+    CHECK(rc == GGUF_OK, "%s %s: %s", mode, gguf_hash_name(algo), rc ? err.message : "");
+    if (rc) return;
+    gguf_hash_buffer(algo, bytes, n, &want);
+    CHECK(gguf_digest_equal(&whole, &want), "%s %s: whole file", mode, gguf_hash_name(algo));
+    gguf_hash_buffer(algo, bytes, (size_t)gguf_header_size(f), &want);
+    CHECK(gguf_digest_equal(&meta, &want), "%s %s: metadata", mode, gguf_hash_name(algo));
+    for (uint64_t i = 0; i < nt; i++) {
+        const gguf_tensor *tt = gguf_tensor_at(f, i);
+        gguf_hash_buffer(algo, bytes + tt->file_offset, (size_t)tt->size, &want);
+        CHECK(gguf_digest_equal(&t[i], &want), "%s %s: tensor %llu", mode, gguf_hash_name(algo),
+              (unsigned long long)i);
+    }
+    CHECK(calls >= 1 && last_done == n, "%s: progress reaches the end (%llu of %zu)", mode,
+          (unsigned long long)last_done, n);
+    CHECK(gguf_file_size(f) == n, "%s: size known after hashing", mode);
+    (void)last_total;
+}
+
+static void test_file(void)
+{
+    char path[] = "/tmp/test-hash.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) HARD_ERROR("mkstemp");
+    close(fd);
+    write_file(path);
+    size_t n;
+    unsigned char *bytes = slurp(path, &n);
+    gguf_error err;
+    for (uint32_t a = 0; a < GGUF_HASH_COUNT; a++) {
+        gguf_file *f;
+        REQUIRE(gguf_open(&f, path, NULL, 0, &err) == GGUF_OK, "open: %s", err.message);
+        CHECK(gguf_input_mode(f) == GGUF_INPUT_MAPPED, "mapped");
+        check_file(f, bytes, n, "mapped", a);
+        check_file(f, bytes, n, "mapped, again", a);
+        gguf_close(f);
+        REQUIRE(gguf_open_memory(&f, bytes, n, "mem", &err) == GGUF_OK, "memory: %s", err.message);
+        check_file(f, bytes, n, "memory", a);
+        gguf_close(f);
+        unsigned fl = GGUF_OPEN_NO_MMAP | GGUF_OPEN_SEQUENTIAL;
+        REQUIRE(gguf_open(&f, path, NULL, fl, &err) == GGUF_OK, "stream: %s", err.message);
+        CHECK(gguf_input_mode(f) == GGUF_INPUT_STREAM, "stream");
+        check_file(f, bytes, n, "stream", a);
+        gguf_digest w;
+        CHECK(gguf_hash_file(f, a, &w, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
+              "a stream hashed twice");
+        gguf_close(f);
+    }
+    /* Only what is asked for; a stream opened without GGUF_OPEN_SEQUENTIAL. */
+    gguf_file *f;
+    gguf_digest w, want;
+    REQUIRE(gguf_open(&f, path, NULL, 0, &err) == GGUF_OK, "open");
+    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, &err) == GGUF_OK,
+          "whole only");
+    gguf_hash_buffer(GGUF_HASH_XXH3, bytes, n, &want);
+    CHECK(gguf_digest_equal(&w, &want), "whole only: value");
+    CHECK(gguf_hash_file(f, GGUF_HASH_COUNT, &w, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
+          "unknown algorithm");
+    gguf_close(f);
+    CHECK(gguf_hash_file(NULL, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
+          "NULL file");
+    REQUIRE(gguf_open(&f, path, NULL, GGUF_OPEN_NO_MMAP, &err) == GGUF_OK, "drained stream");
+    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
+          "a stream read at open: its data is gone");
+    gguf_close(f);
+
+    /* A stream that ends inside a tensor: the tensor is named. */
+    FILE *fp = fopen(path, "wb");
+    if (!fp || fwrite(bytes, 1, n - 15000, fp) != n - 15000 || fclose(fp)) HARD_ERROR("rewrite");
+    REQUIRE(gguf_open(&f, path, NULL, GGUF_OPEN_NO_MMAP | GGUF_OPEN_SEQUENTIAL, &err) == GGUF_OK,
+            "open the cut stream");
+    err.message[0] = '\0';
+    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, &err) == GGUF_E_FORMAT,
+          "cut stream");
+    CHECK(strstr(err.message, "tensor 3 'd': data ends at byte") != NULL, "names it: %s",
+          err.message);
+    gguf_close(f);
+    unlink(path);
+    free(bytes);
+}
+
+int main(void)
+{
+    test_names();
+    test_kats();
+    test_file();
+    tu_finish();
+}

@@ -1,0 +1,1534 @@
+/*
+ * gguf-verify -- check that GGUF files are intact: their structure, their
+ * checksums against a manifest or against checksums embedded in their
+ * metadata, and (with --model) that a model is complete.  See gguf-verify(1).
+ *
+ * Every file is read once: gguf_hash_file() hashes the whole input, the
+ * metadata and each tensor in one pass in offset order, from the mapping
+ * or, for a pipe, as the bytes stream past.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gguf/gguf.h"
+#include "tools/cli.h"
+
+/* Files over 1 GB show progress on a terminal. */
+#define PROGRESS_MIN UINT64_C(1000000000)
+/* The manifest name of the metadata section of FILE is FILE:(metadata). */
+#define META_PART "(metadata)"
+#define META_PART_LEN (sizeof META_PART - 1)
+
+enum mode { MODE_VERIFY, MODE_WRITE, MODE_CHECK, MODE_EMBED };
+
+struct options {
+    enum mode mode;
+    const char *manifest;       /* -c */
+    uint32_t algo;              /* -a */
+    int allow_trailing, strict, quiet, status, ignore_missing;
+    const char *model;          /* --model, or NULL */
+};
+
+static struct options opt;
+static cli_out *out = &cli_stdout;
+
+static void usage(void)
+{
+    cli_out_printf(out,
+        "Usage: %s [OPTION]... [FILE]...\n"
+        "  or:  %s -w [OPTION]... [FILE]...\n"
+        "  or:  %s -c MANIFEST [OPTION]... [FILE]...\n"
+        "  or:  %s --embed IN OUT\n"
+        "Check that GGUF files are intact.  Each FILE's structure is checked, and\n"
+        "the checksums embedded in its metadata when it has them; one line per\n"
+        "file says FILE: OK or FILE: FAILED: reason.  FILE may be - (standard\n"
+        "input, the default when it is not a terminal) or a pipe: tensors are\n"
+        "then hashed as they stream past.\n"
+        "\n"
+        "Modes:\n"
+        "  -w, --write           print a manifest of each FILE: its whole-file,\n"
+        "                        metadata and per-tensor checksums\n"
+        "  -c, --check=MANIFEST  check files against MANIFEST ('-' for standard\n"
+        "                        input): all it lists, or only the FILEs given\n"
+        "      --embed           write a copy of IN to OUT with the XXH3 checksum\n"
+        "                        of each tensor in its metadata\n"
+        "\n"
+        "Checks:\n"
+        "      --allow-trailing  accept bytes after the data section\n"
+        "      --strict          warnings are failures; with -c, so are malformed\n"
+        "                        manifest lines\n"
+        "      --model=ARCH      also check that the model is complete and its\n"
+        "                        shapes consistent (ARCH: qwen2)\n"
+        "  -a, --algo=ALGO       checksum algorithm for -w: xxh3 (default), xxh128,\n"
+        "                        xxh64, crc32\n"
+        "      --ignore-missing  with -c: skip listed files that do not exist\n"
+        "\n"
+        "Output:\n"
+        "  -q, --quiet           no OK lines, no progress\n"
+        "      --status          print nothing on standard output, no warnings:\n"
+        "                        the exit status tells\n"
+        "  -h, --help            show this help and exit\n"
+        "  -V, --version         show the version and exit\n"
+        "\n"
+        "Manifest lines are ALGO  HEX  FILE (the whole file), ALGO  HEX  FILE:TENSOR\n"
+        "and ALGO  HEX  FILE:(metadata); names holding a backslash or a line break\n"
+        "are escaped as sha256sum does.  Whole-file values equal xxhsum's (-H3,\n"
+        "-H2, -H1) and zlib's crc32 for the same bytes.\n"
+        "\n"
+        "Exit status: 0 all OK, 1 a file is invalid or a checksum differs,\n"
+        "2 trouble (usage, a file that cannot be read, out of memory).\n",
+        cli_prog, cli_prog, cli_prog, cli_prog);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Names in output lines                                                     */
+
+/* 1 when a name needs sha256sum's escaping: it holds a backslash, a line
+ * break or a NUL. */
+static int needs_escape(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '\\' || s[i] == '\n' || s[i] == '\r' || s[i] == '\0') return 1;
+    return 0;
+}
+
+/* Appends s escaped: \\ \n \r and \0 for those bytes, the rest as is. */
+static void put_escaped(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (s[i]) {
+        case '\\': cli_out_str(out, "\\\\"); break;
+        case '\n': cli_out_str(out, "\\n"); break;
+        case '\r': cli_out_str(out, "\\r"); break;
+        case '\0': cli_out_str(out, "\\0"); break;
+        default: cli_out_putc(out, s[i]);
+        }
+    }
+}
+
+/* Starts a line about FILE or FILE:PART (part may be NULL) with the escape
+ * marker when either needs escaping: sha256sum puts it first on the line. */
+static void put_marker(const char *file, const char *part, size_t part_len)
+{
+    if (needs_escape(file, strlen(file)) || (part && needs_escape(part, part_len)))
+        cli_out_putc(out, '\\');
+}
+
+/* Appends FILE or FILE:PART escaped, after the marker. */
+static void put_name(const char *file, const char *part, size_t part_len)
+{
+    put_marker(file, part, part_len);
+    put_escaped(file, strlen(file));
+    if (part) {
+        cli_out_putc(out, ':');
+        put_escaped(part, part_len);
+    }
+}
+
+/* Prints "NAME: WORD" (and ": detail") on standard output unless --status;
+ * OK lines also not with --quiet. */
+static void result_line(const char *file, const char *part, size_t part_len, const char *word,
+                        const char *detail)
+{
+    if (opt.status) return;
+    if (opt.quiet && strcmp(word, "OK") == 0) return;
+    put_name(file, part, part_len);
+    cli_out_str(out, ": ");
+    cli_out_str(out, word);
+    if (detail) {
+        cli_out_str(out, detail[0] == '(' ? " " : ": ");
+        cli_out_str(out, detail);
+    }
+    cli_out_putc(out, '\n');
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress (stderr, a terminal, large files)                                */
+
+struct progress {
+    const char *name;
+    int shown;
+    struct timespec last;
+};
+
+static void progress_cb(void *ctx, uint64_t done, uint64_t total)
+{
+    struct progress *p = ctx;
+    if ((total ? total : done) <= PROGRESS_MIN) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double dt = (double)(ts.tv_sec - p->last.tv_sec) + (ts.tv_nsec - p->last.tv_nsec) * 1e-9;
+    if (p->shown && dt < 0.1 && done != total) return;
+    p->last = ts;
+    char esc[256];
+    cli_text_escape(esc, sizeof esc, p->name, strlen(p->name));
+    if (total)
+        fprintf(stderr, "\r%s: %s: %3d%%\033[K", cli_prog, esc, (int)(100.0 * done / total));
+    else
+        fprintf(stderr, "\r%s: %s: %llu MiB\033[K", cli_prog, esc,
+                (unsigned long long)(done >> 20));
+    fflush(stderr);
+    p->shown = 1;
+}
+
+static void progress_clear(struct progress *p)
+{
+    if (p->shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+    p->shown = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* One file: open, structure, hashes, verdict                                */
+
+/* The state of one file being verified. */
+struct vfile {
+    const char *name;           /* as given and shown ("-" for standard input) */
+    gguf_file *f;
+    int status;                 /* CLI_EXIT_* so far */
+    int failed;                 /* problems reported */
+    int warnings;
+    /* hashes of the last pass */
+    int passes;                 /* passes started (a stream allows one) */
+    int hashed;                 /* the last pass succeeded: the digests are valid */
+    uint32_t algo;              /* ... and its algorithm */
+    gguf_digest whole, meta, *tensors;
+};
+
+/* Reports a problem that makes the file fail: "NAME: FAILED: text" on
+ * standard output (on stderr in -w mode, whose standard output is the
+ * manifest). */
+static void problem(struct vfile *v, const char *fmt, ...) CLI_PRINTF(2, 3);
+static void problem(struct vfile *v, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    v->failed++;
+    if (v->status < CLI_EXIT_NEGATIVE) v->status = CLI_EXIT_NEGATIVE;
+    if (opt.mode == MODE_WRITE || opt.mode == MODE_EMBED) {
+        if (!opt.status) cli_error(v->name, "FAILED: %s", text);
+    } else {
+        result_line(v->name, NULL, 0, "FAILED", text);
+    }
+}
+
+/* Reports something the format allows but llama.cpp refuses: a warning on
+ * stderr, or with --strict a problem. */
+static void warning(struct vfile *v, const char *fmt, ...) CLI_PRINTF(2, 3);
+static void warning(struct vfile *v, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    v->warnings++;
+    if (opt.strict) problem(v, "%s (--strict)", text);
+    else if (!opt.status) cli_error(v->name, "warning: %s", text);
+}
+
+/* Trouble with the file (cannot read it, out of memory): an error on
+ * stderr and "NAME: FAILED open or read" as sha256sum prints it. */
+static void trouble(struct vfile *v, const char *msg)
+{
+    v->status = CLI_EXIT_TROUBLE;
+    cli_message(msg);
+    if (opt.mode == MODE_VERIFY || opt.mode == MODE_CHECK)
+        result_line(v->name, NULL, 0, "FAILED open or read", NULL);
+}
+
+/* The library's message without its leading "NAME: ". */
+static const char *reason(const struct vfile *v, const gguf_error *err)
+{
+    size_t n = strlen(v->name);
+    if (strncmp(err->message, v->name, n) == 0 && strncmp(err->message + n, ": ", 2) == 0)
+        return err->message + n + 2;
+    return err->message;
+}
+
+/* Reports a failed library call: malformed content is a problem of the
+ * file, anything else trouble. */
+static void report(struct vfile *v, int rc, gguf_error *err)
+{
+    if (!err->message[0])
+        snprintf(err->message, sizeof err->message, "%s: %s", v->name, gguf_strerror(rc));
+    if (rc == GGUF_E_FORMAT || rc == GGUF_E_UNSUPPORTED) problem(v, "%s", reason(v, err));
+    else trouble(v, err->message);
+}
+
+/* A tensor's name quoted and escaped for messages. */
+static const char *tname(char *buf, size_t n, const gguf_tensor *t)
+{
+    char esc[200];
+    cli_text_escape(esc, sizeof esc, t->name.ptr, t->name.len);
+    snprintf(buf, n, "'%s'", esc);
+    return buf;
+}
+
+/* Opens v->name for reading in one pass.  Returns 0, or -1 (reported). */
+static int vfile_open(struct vfile *v)
+{
+    gguf_error err;
+    err.message[0] = '\0';
+    if (strcmp(v->name, "-") == 0 && cli_isatty(0)) {
+        v->status = CLI_EXIT_TROUBLE;
+        cli_error(v->name, "standard input is a terminal");
+        if (opt.mode == MODE_VERIFY || opt.mode == MODE_CHECK)
+            result_line(v->name, NULL, 0, "FAILED open or read", NULL);
+        return -1;
+    }
+    int rc = gguf_open(&v->f, v->name, NULL, GGUF_OPEN_SEQUENTIAL, &err);
+    if (rc) {
+        report(v, rc, &err);
+        return -1;
+    }
+    uint64_t n = gguf_tensor_count(v->f);
+    v->tensors = calloc((size_t)(n ? n : 1), sizeof *v->tensors);
+    if (!v->tensors) {
+        snprintf(err.message, sizeof err.message, "%s: out of memory", v->name);
+        trouble(v, err.message);
+        return -1;
+    }
+    return 0;
+}
+
+static void vfile_close(struct vfile *v)
+{
+    gguf_close(v->f);
+    v->f = NULL;
+    free(v->tensors);
+    v->tensors = NULL;
+}
+
+static int is_stream(const gguf_file *f)
+{
+    int m = gguf_input_mode(f);
+    return m == GGUF_INPUT_STREAM || m == GGUF_INPUT_GZIP;
+}
+
+/* Hashes the file with `algo` (one pass; a stream can take only one).
+ * Returns 0, or -1 (reported). */
+static int vfile_hash(struct vfile *v, uint32_t algo)
+{
+    if (v->passes && is_stream(v->f)) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s: a stream can be hashed with one algorithm only", v->name);
+        trouble(v, msg);
+        return -1;
+    }
+    struct progress p = { v->name, 0, { 0, 0 } };
+    int show = !opt.quiet && !opt.status && cli_isatty(2);
+    gguf_error err;
+    err.message[0] = '\0';
+    int rc = gguf_hash_file(v->f, algo, &v->whole, &v->meta, v->tensors, show ? progress_cb : NULL,
+                            &p, &err);
+    progress_clear(&p);
+    v->passes++;
+    v->hashed = 0;
+    if (rc) {
+        report(v, rc, &err);
+        return -1;
+    }
+    v->algo = algo;
+    v->hashed = 1;
+    return 0;
+}
+
+/* What the format allows but llama.cpp refuses. */
+static void check_warnings(struct vfile *v)
+{
+    gguf_file *f = v->f;
+    char q[256];
+    if (gguf_version(f) == 1)
+        warning(v, "GGUF version 1: llama.cpp reads versions 2 and 3 only");
+    if (gguf_byte_order(f) == GGUF_BIG_ENDIAN)
+        warning(v, "big-endian file: llama.cpp reads it only on a big-endian machine");
+    if (gguf_alignment(f) % 8)
+        warning(v, "general.alignment is %lu, not a multiple of 8 as llama.cpp expects",
+                (unsigned long)gguf_alignment(f));
+    uint64_t n = gguf_tensor_count(f), expect = 0, misplaced = 0, first = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (t->name.len > 63)
+            warning(v, "tensor %llu %s: name of %zu bytes; llama.cpp takes at most 63",
+                    (unsigned long long)i, tname(q, sizeof q, t), t->name.len);
+        const gguf_type_info *ti = gguf_type_get(t->type);
+        if (ti && ti->removed)
+            warning(v, "tensor %llu %s: type %s was removed from ggml; llama.cpp cannot load it",
+                    (unsigned long long)i, tname(q, sizeof q, t), ti->name);
+        /* ggml's reader wants each tensor where the previous one ends,
+         * padded to the alignment, in directory order. */
+        if (t->offset != expect && misplaced++ == 0) first = i;
+        uint64_t a = gguf_alignment(f), padded = (t->size + a - 1) / a * a;
+        expect = t->offset + padded;
+    }
+    if (misplaced) {
+        const gguf_tensor *t = gguf_tensor_at(f, first);
+        uint64_t a = gguf_alignment(f), want = 0;
+        if (first > 0) {
+            const gguf_tensor *p = gguf_tensor_at(f, first - 1);
+            want = p->offset + (p->size + a - 1) / a * a;
+        }
+        warning(v, "tensor %llu %s: data at offset %llu of the data section, where llama.cpp "
+                "expects %llu (tensor data contiguous and in directory order)%s",
+                (unsigned long long)first, tname(q, sizeof q, t), (unsigned long long)t->offset,
+                (unsigned long long)want, misplaced > 1 ? "; more tensors are out of place" : "");
+    }
+}
+
+/* Bytes after the data section (beyond the padding after the last tensor)
+ * are a problem unless --allow-trailing. */
+static void check_trailing(struct vfile *v)
+{
+    gguf_file *f = v->f;
+    uint64_t size = gguf_file_size(f), a = gguf_alignment(f), end = gguf_data_end(f);
+    uint64_t padded = end + (a - end % a) % a;
+    if (gguf_tensor_count(f) == 0 && size <= gguf_data_offset(f)) return;
+    if (size > padded && !opt.allow_trailing)
+        problem(v, "%llu bytes after the end of the data section at byte %llu "
+                "(--allow-trailing accepts them)", (unsigned long long)(size - padded),
+                (unsigned long long)padded);
+}
+
+/* --- --model qwen2 --------------------------------------------------------- */
+
+/* Reads a positive integer hyperparameter.  Returns 0 and *v, or -1 after
+ * reporting (absent is a problem when required). */
+static int hparam(struct vfile *v, const char *key, uint64_t *val, int required)
+{
+    gguf_error err;
+    int rc = gguf_kv_uint(v->f, key, val, &err);
+    if (rc == GGUF_E_NOT_FOUND) {
+        if (required) problem(v, "qwen2: key %s is missing", key);
+        return -1;
+    }
+    if (rc) {
+        problem(v, "qwen2: key %s: %s", key, strstr(err.message, "has type") ?
+                strstr(err.message, "has type") : "not a non-negative integer");
+        return -1;
+    }
+    if (*val == 0) {
+        problem(v, "qwen2: key %s is 0", key);
+        return -1;
+    }
+    return 0;
+}
+
+/* Checks that tensor `name` exists (when required) and has shape
+ * [ne0, ne1] (ne1 0 for one dimension).  Marks it used. */
+static void expect_tensor(struct vfile *v, char *used, int required, uint64_t ne0, uint64_t ne1,
+                          const char *fmt, ...) CLI_PRINTF(6, 7);
+static void expect_tensor(struct vfile *v, char *used, int required, uint64_t ne0, uint64_t ne1,
+                          const char *fmt, ...)
+{
+    char name[128], q[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    const gguf_tensor *t = gguf_tensor_find(v->f, name);
+    if (!t) {
+        if (required) problem(v, "qwen2: tensor '%s' is missing", name);
+        return;
+    }
+    uint64_t i = gguf_tensor_index(v->f, t);
+    used[i] = 1;
+    uint64_t want[4] = { ne0, ne1 ? ne1 : 1, 1, 1 };
+    if (memcmp(t->ne, want, sizeof want) != 0) {
+        char shape[128];
+        if (t->n_dims == 1) snprintf(shape, sizeof shape, "[%llu]", (unsigned long long)t->ne[0]);
+        else snprintf(shape, sizeof shape, "[%llu, %llu%s%s", (unsigned long long)t->ne[0],
+                      (unsigned long long)t->ne[1], t->n_dims > 2 ? ", ..." : "", "]");
+        if (ne1)
+            problem(v, "qwen2: tensor %llu %s has shape %s, expected [%llu, %llu]",
+                    (unsigned long long)i, tname(q, sizeof q, t), shape, (unsigned long long)ne0,
+                    (unsigned long long)ne1);
+        else
+            problem(v, "qwen2: tensor %llu %s has shape %s, expected [%llu]",
+                    (unsigned long long)i, tname(q, sizeof q, t), shape, (unsigned long long)ne0);
+    }
+}
+
+/* The qwen2 architecture as llama.cpp loads it: hyperparameters, every
+ * tensor it requires with the shape it expects, token ids inside the
+ * vocabulary.  Tensors it would not use are warnings (llama.cpp refuses a
+ * file with tensors it does not create). */
+static void check_qwen2(struct vfile *v)
+{
+    gguf_file *f = v->f;
+    gguf_str arch;
+    char esc[128], q[256];
+    int rc = gguf_kv_str(f, "general.architecture", &arch, NULL);
+    if (rc == GGUF_E_NOT_FOUND) {
+        problem(v, "qwen2: key general.architecture is missing");
+        return;
+    }
+    if (rc) {
+        problem(v, "qwen2: general.architecture is not a string");
+        return;
+    }
+    if (arch.len != 5 || memcmp(arch.ptr, "qwen2", 5) != 0) {
+        cli_text_escape(esc, sizeof esc, arch.ptr, arch.len);
+        problem(v, "qwen2: general.architecture is '%s', not qwen2", esc);
+        return;
+    }
+    uint64_t n_layer, n_embd, n_ff, n_head, n_head_kv, n_ctx, head_k, head_v;
+    int bad = 0;
+    bad |= hparam(v, "qwen2.block_count", &n_layer, 1);
+    bad |= hparam(v, "qwen2.embedding_length", &n_embd, 1);
+    bad |= hparam(v, "qwen2.feed_forward_length", &n_ff, 1);
+    bad |= hparam(v, "qwen2.attention.head_count", &n_head, 1);
+    bad |= hparam(v, "qwen2.context_length", &n_ctx, 1);
+    if (gguf_kv_find(f, "qwen2.attention.head_count_kv")) {
+        bad |= hparam(v, "qwen2.attention.head_count_kv", &n_head_kv, 1);
+    } else if (!bad) {
+        n_head_kv = n_head;
+    }
+    float eps;
+    rc = gguf_kv_f32(f, "qwen2.attention.layer_norm_rms_epsilon", &eps, NULL);
+    const char *eps_key = "qwen2.attention.layer_norm_rms_epsilon";
+    if (rc == GGUF_E_NOT_FOUND) problem(v, "qwen2: key %s is missing", eps_key);
+    else if (rc) problem(v, "qwen2: key %s is not FLOAT32", eps_key);
+    else if (!(eps > 0)) problem(v, "qwen2: %s is not positive", eps_key);
+
+    const gguf_value *tokens = NULL;
+    uint64_t n_vocab = 0;
+    rc = gguf_kv_array(f, "tokenizer.ggml.tokens", GGUF_VT_STRING, &tokens, NULL);
+    if (rc == GGUF_E_NOT_FOUND) problem(v, "qwen2: key tokenizer.ggml.tokens is missing");
+    else if (rc) problem(v, "qwen2: tokenizer.ggml.tokens is not an array of strings");
+    else if (tokens->count == 0) problem(v, "qwen2: tokenizer.ggml.tokens is empty");
+    else n_vocab = tokens->count;
+
+    /* Token ids: every tokenizer.ggml.*_token_id. */
+    uint64_t n_kv = gguf_kv_count(f);
+    for (uint64_t i = 0; i < n_kv && n_vocab; i++) {
+        const gguf_kv *kv = gguf_kv_at(f, i);
+        static const char pre[] = "tokenizer.ggml.", suf[] = "_token_id";
+        size_t np = sizeof pre - 1, ns = sizeof suf - 1;
+        if (kv->key.len <= np + ns || memcmp(kv->key.ptr, pre, np) != 0 ||
+            memcmp(kv->key.ptr + kv->key.len - ns, suf, ns) != 0)
+            continue;
+        cli_text_escape(esc, sizeof esc, kv->key.ptr, kv->key.len);
+        const gguf_value *val = &kv->value;
+        int64_t s = 0;
+        uint64_t u = 0;
+        int neg = 0;
+        switch (val->type) {
+        case GGUF_VT_UINT8: u = val->v.u8; break;
+        case GGUF_VT_UINT16: u = val->v.u16; break;
+        case GGUF_VT_UINT32: u = val->v.u32; break;
+        case GGUF_VT_UINT64: u = val->v.u64; break;
+        case GGUF_VT_INT8: s = val->v.i8; goto sgn;
+        case GGUF_VT_INT16: s = val->v.i16; goto sgn;
+        case GGUF_VT_INT32: s = val->v.i32; goto sgn;
+        case GGUF_VT_INT64: s = val->v.i64;
+        sgn:
+            if (s < 0) neg = 1;
+            else u = (uint64_t)s;
+            break;
+        default:
+            problem(v, "qwen2: %s has type %s, not an integer", esc, gguf_vtype_name(val->type));
+            continue;
+        }
+        if (neg)
+            problem(v, "qwen2: %s is %lld, not a token id", esc, (long long)s);
+        else if (u >= n_vocab)
+            problem(v, "qwen2: %s is %llu, outside the vocabulary of %llu tokens", esc,
+                    (unsigned long long)u, (unsigned long long)n_vocab);
+    }
+    if (bad) return;
+    if (n_embd % n_head) {
+        problem(v, "qwen2: embedding_length %llu is not a multiple of head_count %llu",
+                (unsigned long long)n_embd, (unsigned long long)n_head);
+        return;
+    }
+    if (n_head % n_head_kv) {
+        problem(v, "qwen2: head_count %llu is not a multiple of head_count_kv %llu",
+                (unsigned long long)n_head, (unsigned long long)n_head_kv);
+        return;
+    }
+    head_k = head_v = n_embd / n_head;
+    if (gguf_kv_find(f, "qwen2.attention.key_length") &&
+        hparam(v, "qwen2.attention.key_length", &head_k, 1))
+        return;
+    if (gguf_kv_find(f, "qwen2.attention.value_length") &&
+        hparam(v, "qwen2.attention.value_length", &head_v, 1))
+        return;
+    if (n_layer > 100000) {
+        problem(v, "qwen2: block_count %llu is not plausible", (unsigned long long)n_layer);
+        return;
+    }
+    uint64_t n_k = head_k * n_head_kv, n_v = head_v * n_head_kv;
+
+    uint64_t n = gguf_tensor_count(f);
+    char *used = calloc((size_t)(n ? n : 1), 1);
+    if (!used) {
+        trouble(v, "out of memory");
+        return;
+    }
+    if (n_vocab) expect_tensor(v, used, 1, n_embd, n_vocab, "token_embd.weight");
+    expect_tensor(v, used, 1, n_embd, 0, "output_norm.weight");
+    if (n_vocab) {
+        expect_tensor(v, used, 0, n_embd, n_vocab, "output.weight");
+        expect_tensor(v, used, 0, n_vocab, 0, "output.bias");
+    }
+    for (uint64_t l = 0; l < n_layer; l++) {
+        unsigned long long L = (unsigned long long)l;
+        char qkv[64];
+        snprintf(qkv, sizeof qkv, "blk.%llu.attn_qkv.weight", L);
+        expect_tensor(v, used, 1, n_embd, 0, "blk.%llu.attn_norm.weight", L);
+        if (gguf_tensor_find(f, qkv)) {
+            expect_tensor(v, used, 1, n_embd, n_embd + n_k + n_v, "blk.%llu.attn_qkv.weight", L);
+            expect_tensor(v, used, 0, n_embd + n_k + n_v, 0, "blk.%llu.attn_qkv.bias", L);
+        } else {
+            expect_tensor(v, used, 1, n_embd, n_embd, "blk.%llu.attn_q.weight", L);
+            expect_tensor(v, used, 1, n_embd, n_k, "blk.%llu.attn_k.weight", L);
+            expect_tensor(v, used, 1, n_embd, n_v, "blk.%llu.attn_v.weight", L);
+            expect_tensor(v, used, 0, n_embd, 0, "blk.%llu.attn_q.bias", L);
+            expect_tensor(v, used, 0, n_k, 0, "blk.%llu.attn_k.bias", L);
+            expect_tensor(v, used, 0, n_v, 0, "blk.%llu.attn_v.bias", L);
+        }
+        expect_tensor(v, used, 1, n_embd, n_embd, "blk.%llu.attn_output.weight", L);
+        expect_tensor(v, used, 1, n_embd, 0, "blk.%llu.ffn_norm.weight", L);
+        expect_tensor(v, used, 1, n_embd, n_ff, "blk.%llu.ffn_gate.weight", L);
+        expect_tensor(v, used, 1, n_ff, n_embd, "blk.%llu.ffn_down.weight", L);
+        expect_tensor(v, used, 1, n_embd, n_ff, "blk.%llu.ffn_up.weight", L);
+        if (v->failed > 20) break;      /* a wrong file: enough said */
+    }
+    uint64_t unused = 0, first = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (!used[i] && unused++ == 0) first = i;
+    if (unused)
+        warning(v, "qwen2: tensor %llu %s is not part of the architecture%s; llama.cpp refuses "
+                "files with tensors it does not use", (unsigned long long)first,
+                tname(q, sizeof q, gguf_tensor_at(f, first)),
+                unused > 1 ? " (nor are others)" : "");
+    free(used);
+}
+
+/* --- embedded checksums ------------------------------------------------------ */
+
+/* The embedded tensor checksums of f: 1 and *arr when present and well
+ * formed, 0 when absent, -1 after reporting a malformed entry. */
+static int embedded(struct vfile *v, const gguf_value **arr)
+{
+    const gguf_kv *kv = gguf_kv_find(v->f, GGUF_KEY_TENSOR_XXH3);
+    if (!kv) return 0;
+    const gguf_value *a = &kv->value;
+    uint64_t n = gguf_tensor_count(v->f);
+    if (a->type != GGUF_VT_ARRAY || a->elem_type != GGUF_VT_UINT64) {
+        problem(v, "%s is not an array of UINT64 (at byte %llu)", GGUF_KEY_TENSOR_XXH3,
+                (unsigned long long)kv->offset);
+        return -1;
+    }
+    if (a->count != n) {
+        problem(v, "%s holds %llu checksums for %llu tensors (at byte %llu)", GGUF_KEY_TENSOR_XXH3,
+                (unsigned long long)a->count, (unsigned long long)n,
+                (unsigned long long)kv->offset);
+        return -1;
+    }
+    *arr = a;
+    return 1;
+}
+
+/* Compares the tensors' XXH3 digests (v->tensors, hashed with XXH3) with
+ * the embedded values: a line for each tensor that differs.  Returns the
+ * number that differ. */
+static uint64_t compare_embedded(struct vfile *v, const gguf_value *arr)
+{
+    uint64_t n = gguf_tensor_count(v->f), bad = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        gguf_value e;
+        if (gguf_array_get(arr, i, &e) != GGUF_OK || e.v.u64 != gguf_digest_u64(&v->tensors[i])) {
+            const gguf_tensor *t = gguf_tensor_at(v->f, i);
+            if (opt.mode == MODE_WRITE || opt.mode == MODE_EMBED) {
+                char q[256];
+                if (!opt.status)
+                    cli_error(v->name, "tensor %llu %s: FAILED: differs from its embedded checksum",
+                              (unsigned long long)i, tname(q, sizeof q, t));
+            } else {
+                result_line(v->name, t->name.ptr, t->name.len, "FAILED", NULL);
+            }
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* Everything but the checksums of a manifest, for a file just opened:
+ * warnings, --model, then a pass that hashes with `hash_algo` (-1: none
+ * unless the input is a stream, which is read to its end in any case),
+ * trailing bytes, and with `embedded_too` the embedded checksums, which
+ * take a pass with XXH3 of their own when hash_algo is another algorithm
+ * (not possible for a stream: then they are skipped with a note).
+ * Returns the number of embedded checksums that matched. */
+static uint64_t verify_open_file(struct vfile *v, int hash_algo, int embedded_too)
+{
+    const gguf_value *arr = NULL;
+    uint64_t matched = 0, n = gguf_tensor_count(v->f);
+    check_warnings(v);
+    if (opt.model) check_qwen2(v);
+    int emb = embedded_too ? embedded(v, &arr) : 0;
+    if (emb > 0 && hash_algo != GGUF_HASH_XXH3) {
+        if (is_stream(v->f)) {
+            if (!opt.status)
+                cli_error(v->name, "note: embedded XXH3 checksums not checked (a stream is read "
+                          "once, here for %s)", gguf_hash_name((uint32_t)hash_algo));
+            emb = 0;
+        } else {
+            if (vfile_hash(v, GGUF_HASH_XXH3)) return 0;
+            uint64_t bad = compare_embedded(v, arr);
+            if (bad) problem(v, "%llu of %llu tensors differ from their embedded checksums",
+                             (unsigned long long)bad, (unsigned long long)n);
+            else matched = n;
+            emb = 0;
+        }
+    }
+    if (hash_algo >= 0 || is_stream(v->f)) {
+        uint32_t a = hash_algo >= 0 ? (uint32_t)hash_algo : GGUF_HASH_XXH3;
+        if (vfile_hash(v, a)) return 0;
+    }
+    check_trailing(v);
+    if (emb > 0) {
+        uint64_t bad = compare_embedded(v, arr);
+        if (bad) problem(v, "%llu of %llu tensors differ from their embedded checksums",
+                         (unsigned long long)bad, (unsigned long long)n);
+        else matched = n;
+    }
+    return matched;
+}
+
+/* --- default mode and -w ------------------------------------------------- */
+
+/* Prints the manifest lines of a hashed file. */
+static void write_manifest(const struct vfile *v)
+{
+    char hex[GGUF_DIGEST_HEX_MAX];
+    const char *algo = gguf_hash_name(v->algo);
+    put_marker(v->name, NULL, 0);
+    cli_out_str(out, algo);
+    cli_out_printf(out, "  %s  ", gguf_digest_hex(&v->whole, hex));
+    put_escaped(v->name, strlen(v->name));
+    cli_out_putc(out, '\n');
+    uint64_t n = gguf_tensor_count(v->f);
+    /* The metadata line is left out when a tensor has its name. */
+    if (!gguf_tensor_find(v->f, META_PART)) {
+        put_marker(v->name, META_PART, META_PART_LEN);
+        cli_out_str(out, algo);
+        cli_out_printf(out, "  %s  ", gguf_digest_hex(&v->meta, hex));
+        put_escaped(v->name, strlen(v->name));
+        cli_out_putc(out, ':');
+        cli_out_str(out, META_PART);
+        cli_out_putc(out, '\n');
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_tensor *t = gguf_tensor_at(v->f, i);
+        put_marker(v->name, t->name.ptr, t->name.len);
+        cli_out_str(out, algo);
+        cli_out_printf(out, "  %s  ", gguf_digest_hex(&v->tensors[i], hex));
+        put_escaped(v->name, strlen(v->name));
+        cli_out_putc(out, ':');
+        put_escaped(t->name.ptr, t->name.len);
+        cli_out_putc(out, '\n');
+    }
+}
+
+/* Verifies (or with -w, writes the manifest of) one FILE.  Returns its
+ * exit status. */
+static int verify_one(const char *name)
+{
+    struct vfile v;
+    memset(&v, 0, sizeof v);
+    v.name = name;
+    if (vfile_open(&v)) return v.status;
+    uint64_t matched;
+    if (opt.mode == MODE_WRITE) {
+        matched = verify_open_file(&v, (int)opt.algo, 1);
+        if (!v.failed && v.status == CLI_EXIT_OK) write_manifest(&v);
+    } else {
+        int want = gguf_kv_find(v.f, GGUF_KEY_TENSOR_XXH3) != NULL;
+        matched = verify_open_file(&v, want ? GGUF_HASH_XXH3 : -1, 1);
+        if (!v.failed && v.status == CLI_EXIT_OK) {
+            char detail[96];
+            snprintf(detail, sizeof detail, "(%llu embedded tensor checksums match)",
+                     (unsigned long long)matched);
+            result_line(v.name, NULL, 0, "OK", matched ? detail : NULL);
+        }
+    }
+    vfile_close(&v);
+    return v.status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* -c MANIFEST                                                               */
+
+enum part { PART_FILE, PART_META, PART_TENSOR };
+
+struct entry {
+    uint32_t algo;
+    gguf_digest want;
+    char *name;                 /* unescaped NAME (may hold any byte) */
+    size_t len;
+    size_t split;               /* NAME = FILE ':' PART when split > 0 */
+    enum part part;
+    size_t group;
+    unsigned long line;
+    int bad;                    /* differs */
+};
+
+struct group {
+    char *file;                 /* path, NUL-terminated */
+    const char *open;           /* what is read: file, or "-" for an operand - */
+    const char *shown;          /* the name shown in its OK line */
+    int exists;
+    dev_t dev;
+    ino_t ino;
+    int selected;
+};
+
+struct manifest {
+    struct entry *e;
+    size_t n, cap;
+    struct group *g;
+    size_t ng;
+    unsigned long malformed;
+};
+
+static int hexdigit(int c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* Undoes put_escaped() in place.  Returns the new length, or -1 for an
+ * unknown escape. */
+static long unescape(char *s, size_t n)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\') {
+            s[j++] = s[i];
+            continue;
+        }
+        if (++i == n) return -1;
+        switch (s[i]) {
+        case '\\': s[j++] = '\\'; break;
+        case 'n': s[j++] = '\n'; break;
+        case 'r': s[j++] = '\r'; break;
+        case '0': s[j++] = '\0'; break;
+        default: return -1;
+        }
+    }
+    return (long)j;
+}
+
+/* Parses one manifest line (without its newline) into *e.  Returns 1 for
+ * an entry, 0 for a line to skip (empty, comment), -1 for a malformed
+ * line. */
+static int parse_line(char *s, size_t n, struct entry *e)
+{
+    if (n > 0 && s[n - 1] == '\r') n--;
+    if (n == 0 || s[0] == '#') return 0;
+    int esc = s[0] == '\\';
+    size_t i = esc ? 1 : 0, a0 = i;
+    while (i < n && s[i] != ' ' && s[i] != '\t') i++;
+    char algo[16];
+    if (i == a0 || i - a0 >= sizeof algo) return -1;
+    memcpy(algo, s + a0, i - a0);
+    algo[i - a0] = '\0';
+    if (gguf_hash_parse(algo, &e->algo) != GGUF_OK) return -1;
+    while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+    size_t h0 = i;
+    while (i < n && hexdigit((unsigned char)s[i])) i++;
+    if (gguf_digest_parse(e->algo, s + h0, i - h0, &e->want) != GGUF_OK) return -1;
+    /* Then two characters as sha256sum has them: "  " or " *". */
+    if (i + 2 >= n || s[i] != ' ' || (s[i + 1] != ' ' && s[i + 1] != '*')) return -1;
+    i += 2;
+    if (i >= n) return -1;
+    size_t len = n - i;
+    e->name = malloc(len + 1);
+    if (!e->name) return -2;
+    memcpy(e->name, s + i, len);
+    e->name[len] = '\0';
+    if (esc) {
+        long k = unescape(e->name, len);
+        if (k <= 0) {
+            free(e->name);
+            e->name = NULL;
+            return -1;
+        }
+        len = (size_t)k;
+        e->name[len] = '\0';
+    }
+    e->len = len;
+    return 1;
+}
+
+/* Reads the manifest.  Returns 0, or the exit status after reporting. */
+static int read_manifest(const char *path, struct manifest *m)
+{
+    FILE *fp;
+    const char *shown = strcmp(path, "-") == 0 ? "standard input" : path;
+    if (strcmp(path, "-") == 0) {
+        fp = stdin;
+    } else {
+        fp = fopen(path, "r");
+        if (!fp) {
+            cli_error(path, "%s", strerror(errno));
+            return CLI_EXIT_TROUBLE;
+        }
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    unsigned long ln = 0;
+    int status = 0;
+    while ((got = getline(&line, &cap, fp)) >= 0) {
+        ln++;
+        size_t n = (size_t)got;
+        if (n > 0 && line[n - 1] == '\n') n--;
+        struct entry e;
+        memset(&e, 0, sizeof e);
+        int r = parse_line(line, n, &e);
+        if (r == -2) {
+            cli_error(NULL, "out of memory");
+            status = CLI_EXIT_TROUBLE;
+            break;
+        }
+        if (r < 0) {
+            m->malformed++;
+            if (opt.strict && !opt.status)
+                cli_error(shown, "%lu: improperly formatted checksum line", ln);
+            continue;
+        }
+        if (r == 0) continue;
+        e.line = ln;
+        if (m->n == m->cap) {
+            size_t nc = m->cap ? m->cap * 2 : 64;
+            struct entry *ne = realloc(m->e, nc * sizeof *ne);
+            if (!ne) {
+                free(e.name);
+                cli_error(NULL, "out of memory");
+                status = CLI_EXIT_TROUBLE;
+                break;
+            }
+            m->e = ne;
+            m->cap = nc;
+        }
+        m->e[m->n++] = e;
+    }
+    if (!status && ferror(fp)) {
+        cli_error(shown, "read error: %s", strerror(errno));
+        status = CLI_EXIT_TROUBLE;
+    }
+    free(line);
+    if (fp != stdin) fclose(fp);
+    return status;
+}
+
+/* 1 when `path` (len bytes, no NUL) names something that exists. */
+static int exists(const char *path, size_t len, struct stat *st)
+{
+    if (memchr(path, '\0', len)) return 0;
+    char *p = strndup(path, len);
+    if (!p) return 0;
+    int ok = (len == 1 && p[0] == '-') || stat(p, st) == 0;
+    free(p);
+    return ok;
+}
+
+/* Decides for each entry which file it belongs to.  NAME is FILE:PART when
+ * some ':' in it ends an existing file's name (or "-", or the NAME of
+ * another entry that names a whole file): the first such ':'.  Otherwise
+ * NAME is a whole file, found or missing. */
+static void split_names(struct manifest *m)
+{
+    struct stat st;
+    for (size_t i = 0; i < m->n; i++) {
+        struct entry *e = &m->e[i];
+        e->split = 0;
+        for (size_t k = 1; k < e->len; k++) {
+            if (e->name[k] == ':' && exists(e->name, k, &st)) {
+                e->split = k;
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        struct entry *e = &m->e[i];
+        for (size_t k = 1; k < e->len && !e->split; k++) {
+            if (e->name[k] != ':') continue;
+            for (size_t j = 0; j < m->n; j++) {
+                const struct entry *o = &m->e[j];
+                if (j != i && !o->split && o->len == k && memcmp(o->name, e->name, k) == 0) {
+                    e->split = k;
+                    break;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        struct entry *e = &m->e[i];
+        if (!e->split) e->part = PART_FILE;
+        else if (e->len - e->split - 1 == META_PART_LEN &&
+                 memcmp(e->name + e->split + 1, META_PART, META_PART_LEN) == 0)
+            e->part = PART_META;
+        else e->part = PART_TENSOR;
+    }
+}
+
+/* Groups the entries by file: the same path, or the same file under
+ * another path (./m.gguf and m.gguf).  Returns 0 or -1 (out of memory). */
+static int group_entries(struct manifest *m)
+{
+    m->g = calloc(m->n ? m->n : 1, sizeof *m->g);
+    if (!m->g) return -1;
+    for (size_t i = 0; i < m->n; i++) {
+        struct entry *e = &m->e[i];
+        size_t flen = e->split ? e->split : e->len;
+        /* A file's entries usually follow each other: try the last group
+         * first, so that a long manifest is grouped in linear time. */
+        if (i > 0) {
+            const struct entry *p = &m->e[i - 1];
+            size_t plen = p->split ? p->split : p->len;
+            if (plen == flen && memcmp(p->name, e->name, flen) == 0) {
+                e->group = p->group;
+                if (e->part == PART_FILE && m->g[e->group].shown == m->g[e->group].file)
+                    m->g[e->group].shown = NULL;
+                continue;
+            }
+        }
+        struct stat st;
+        int ex = !memchr(e->name, '\0', flen) && exists(e->name, flen, &st) &&
+                 !(flen == 1 && e->name[0] == '-');
+        size_t g;
+        for (g = 0; g < m->ng; g++) {
+            struct group *gr = &m->g[g];
+            if (strlen(gr->file) == flen && memcmp(gr->file, e->name, flen) == 0) break;
+            if (ex && gr->exists && gr->dev == st.st_dev && gr->ino == st.st_ino) break;
+        }
+        if (g == m->ng) {
+            struct group *gr = &m->g[m->ng++];
+            gr->file = strndup(e->name, flen);
+            if (!gr->file) return -1;
+            gr->exists = ex;
+            if (ex) {
+                gr->dev = st.st_dev;
+                gr->ino = st.st_ino;
+            }
+            gr->selected = 1;
+            gr->open = gr->shown = gr->file;
+        }
+        e->group = g;
+        /* A whole-file entry names the group in its OK line. */
+        if (e->part == PART_FILE && m->g[g].shown == m->g[g].file) m->g[g].shown = NULL;
+    }
+    for (size_t i = 0; i < m->n; i++) {
+        struct group *gr = &m->g[m->e[i].group];
+        if (!gr->shown && m->e[i].part == PART_FILE) gr->shown = m->e[i].name;
+    }
+    return 0;
+}
+
+/* The tensor of f named by entry e, or NULL. */
+static const gguf_tensor *entry_tensor(const gguf_file *f, const struct entry *e)
+{
+    const char *p = e->name + e->split + 1;
+    size_t n = e->len - e->split - 1;
+    if (!memchr(p, '\0', n)) return gguf_tensor_find(f, p);
+    uint64_t nt = gguf_tensor_count(f);
+    for (uint64_t i = 0; i < nt; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (t->name.len == n && memcmp(t->name.ptr, p, n) == 0) return t;
+    }
+    return NULL;
+}
+
+/* Counters for the summary of -c. */
+struct tally {
+    unsigned long mismatched, unreadable, verified;
+};
+
+/* Checks every entry of group g against file v (open).  Prints the
+ * result lines. */
+static void check_group(struct manifest *m, size_t g, struct vfile *v, struct tally *tl)
+{
+    /* The algorithms the entries use, one pass each (a stream allows one). */
+    int done_algo[GGUF_HASH_COUNT] = { 0 };
+    int any_bad = 0, file_bad = 0, meta_ok = 0, have_meta = 0, tensors_ok = 1;
+    uint64_t n_tensor_entries = 0;
+    for (;;) {
+        int algo = -1;
+        for (size_t i = 0; i < m->n; i++)
+            if (m->e[i].group == g && !done_algo[m->e[i].algo]) {
+                algo = (int)m->e[i].algo;
+                break;
+            }
+        if (algo < 0) break;
+        done_algo[algo] = 1;
+        if (!v->passes) verify_open_file(v, algo, 0);
+        else vfile_hash(v, (uint32_t)algo);
+        if (!v->hashed || v->algo != (uint32_t)algo) return;
+        for (size_t i = 0; i < m->n; i++) {
+            struct entry *e = &m->e[i];
+            if (e->group != g || e->algo != (uint32_t)algo) continue;
+            const gguf_tensor *t = NULL;
+            if (e->part != PART_FILE) t = entry_tensor(v->f, e);
+            if (e->part == PART_FILE) {
+                e->bad = !gguf_digest_equal(&e->want, &v->whole);
+                file_bad |= e->bad;
+            } else if (t) {
+                e->bad = !gguf_digest_equal(&e->want, &v->tensors[gguf_tensor_index(v->f, t)]);
+                n_tensor_entries++;
+                if (e->bad) tensors_ok = 0;
+            } else if (e->part == PART_META) {
+                e->bad = !gguf_digest_equal(&e->want, &v->meta);
+                have_meta = 1;
+                meta_ok = !e->bad;
+            } else {
+                char esc[200];
+                cli_text_escape(esc, sizeof esc, e->name + e->split + 1, e->len - e->split - 1);
+                if (!opt.status) cli_error(m->g[g].open, "no tensor '%s' in the file", esc);
+                e->bad = 1;
+                tensors_ok = 0;
+            }
+            if (e->bad) {
+                any_bad = 1;
+                tl->mismatched++;
+                const char *fname = m->g[g].open != m->g[g].file ? m->g[g].open : NULL;
+                if (e->part == PART_FILE)
+                    result_line(fname ? fname : e->name, NULL, 0, "FAILED", NULL);
+                else result_line(m->g[g].open, e->name + e->split + 1, e->len - e->split - 1,
+                                 "FAILED", NULL);
+            }
+        }
+    }
+    if (any_bad) {
+        if (v->status < CLI_EXIT_NEGATIVE) v->status = CLI_EXIT_NEGATIVE;
+        if (file_bad && tensors_ok && !opt.status) {
+            const char *where = have_meta && meta_ok ? "outside the metadata and tensors (padding "
+                                                       "or trailing bytes)"
+                              : have_meta ? "in the metadata" : "outside the tensors";
+            if (n_tensor_entries)
+                cli_error(m->g[g].open, "the %llu listed tensors match: the difference is %s",
+                          (unsigned long long)n_tensor_entries, where);
+        }
+    } else if (!v->failed && v->status == CLI_EXIT_OK) {
+        result_line(m->g[g].shown, NULL, 0, "OK", NULL);
+    }
+    tl->verified++;
+}
+
+/* 1 when `path` given on the command line is the file of group gr. */
+static int same_file(const struct group *gr, const char *path)
+{
+    if (strcmp(gr->file, path) == 0) return 1;
+    struct stat st;
+    if (!gr->exists || strcmp(path, "-") == 0 || stat(path, &st) != 0) return 0;
+    return st.st_dev == gr->dev && st.st_ino == gr->ino;
+}
+
+static void free_manifest(struct manifest *m)
+{
+    for (size_t i = 0; i < m->n; i++) free(m->e[i].name);
+    for (size_t i = 0; i < m->ng; i++) free(m->g[i].file);
+    free(m->e);
+    free(m->g);
+}
+
+/* -c MANIFEST [FILE...].  Returns the exit status. */
+static int check_manifest(char **files, int n_files)
+{
+    struct manifest m;
+    memset(&m, 0, sizeof m);
+    const char *shown = strcmp(opt.manifest, "-") == 0 ? "standard input" : opt.manifest;
+    int status = read_manifest(opt.manifest, &m);
+    if (status) goto done;
+    if (m.n == 0) {
+        cli_error(shown, "no properly formatted checksum lines found");
+        status = CLI_EXIT_NEGATIVE;
+        goto done;
+    }
+    split_names(&m);
+    if (group_entries(&m)) {
+        cli_error(NULL, "out of memory");
+        status = CLI_EXIT_TROUBLE;
+        goto done;
+    }
+    if (n_files > 0) {
+        for (size_t g = 0; g < m.ng; g++) m.g[g].selected = 0;
+        for (int i = 0; i < n_files; i++) {
+            int found = 0;
+            for (size_t g = 0; g < m.ng; g++)
+                if (same_file(&m.g[g], files[i])) m.g[g].selected = found = 1;
+            /* Standard input against the one file a manifest lists: a
+             * download checked as it arrives. */
+            if (!found && strcmp(files[i], "-") == 0 && m.ng == 1) {
+                m.g[0].selected = found = 1;
+                m.g[0].open = m.g[0].shown = "-";
+            }
+            if (!found) {
+                cli_error(files[i], "not listed in %s", shown);
+                status = CLI_EXIT_NEGATIVE;
+            }
+        }
+    }
+    struct tally tl = { 0, 0, 0 };
+    for (size_t g = 0; g < m.ng; g++) {
+        struct group *gr = &m.g[g];
+        if (!gr->selected) continue;
+        if (strcmp(gr->open, "-") == 0 && strcmp(opt.manifest, "-") == 0) {
+            cli_error("-", "standard input holds the manifest, not the file");
+            status = CLI_EXIT_TROUBLE;
+            continue;
+        }
+        if (!gr->exists && strcmp(gr->open, "-") != 0 && opt.ignore_missing) {
+            struct stat st;
+            if (stat(gr->file, &st) != 0 && errno == ENOENT) continue;
+        }
+        struct vfile v;
+        memset(&v, 0, sizeof v);
+        v.name = gr->open;
+        if (vfile_open(&v) == 0) check_group(&m, g, &v, &tl);
+        if (v.status == CLI_EXIT_TROUBLE && !v.f) tl.unreadable++;
+        vfile_close(&v);
+        if (v.status > status) status = v.status;
+    }
+    if (!opt.status) {
+        if (m.malformed)
+            cli_error(NULL, "WARNING: %lu line%s improperly formatted", m.malformed,
+                      m.malformed == 1 ? " is" : "s are");
+        if (tl.unreadable)
+            cli_error(NULL, "WARNING: %lu listed file%s could not be read", tl.unreadable,
+                      tl.unreadable == 1 ? "" : "s");
+        if (tl.mismatched)
+            cli_error(NULL, "WARNING: %lu computed checksum%s did NOT match", tl.mismatched,
+                      tl.mismatched == 1 ? "" : "s");
+    }
+    if (m.malformed && opt.strict && status < CLI_EXIT_NEGATIVE) status = CLI_EXIT_NEGATIVE;
+    if (opt.ignore_missing && tl.verified == 0 && status == CLI_EXIT_OK) {
+        cli_error(shown, "no file was verified");
+        status = CLI_EXIT_NEGATIVE;
+    }
+done:
+    free_manifest(&m);
+    return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* --embed IN OUT                                                            */
+
+/* The temporary output while it exists, for the signal handler. */
+static char temp_name[4096];
+static volatile sig_atomic_t temp_set;
+static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
+#define N_FATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+
+static void on_fatal_signal(int sig)
+{
+    if (temp_set) unlink(temp_name);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void catch_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    for (size_t i = 0; i < N_FATAL; i++) sigaddset(set, fatal_signals[i]);
+    for (size_t i = 0; i < N_FATAL; i++) {
+        struct sigaction old, sa;
+        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sa.sa_mask = *set;
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
+}
+
+/* 1 when OUT is the file IN. */
+static int same_path(const char *in, const char *outp)
+{
+    struct stat si, so;
+    if (strcmp(outp, "-") == 0) return 0;
+    if (strcmp(in, outp) == 0) return 1;
+    return stat(in, &si) == 0 && stat(outp, &so) == 0 && si.st_dev == so.st_dev &&
+           si.st_ino == so.st_ino;
+}
+
+static int key_is(const gguf_kv *kv, const char *key)
+{
+    size_t n = strlen(key);
+    return kv->key.len == n && memcmp(kv->key.ptr, key, n) == 0;
+}
+
+/* Builds the output header: IN's version, byte order, KV pairs in order
+ * (the checksum key replaced in place, or appended), tensor directory.
+ * Returns GGUF_OK or the writer's status. */
+static int embed_header(gguf_writer *w, gguf_file *f, const uint64_t *sums, gguf_error *err)
+{
+    int rc, have = 0;
+    uint64_t n = gguf_tensor_count(f);
+    if ((rc = gguf_writer_set_version(w, gguf_version(f), err))) return rc;
+    if ((rc = gguf_writer_set_byte_order(w, gguf_byte_order(f), err))) return rc;
+    for (uint64_t i = 0; i < gguf_kv_count(f); i++) {
+        const gguf_kv *kv = gguf_kv_at(f, i);
+        if (key_is(kv, GGUF_KEY_TENSOR_XXH3)) {
+            rc = gguf_writer_add_array(w, GGUF_KEY_TENSOR_XXH3, GGUF_VT_UINT64, sums, n, err);
+            have = 1;
+        } else {
+            rc = gguf_writer_copy_kv(w, kv, err);
+        }
+        if (rc) return rc;
+    }
+    if (!have &&
+        (rc = gguf_writer_add_array(w, GGUF_KEY_TENSOR_XXH3, GGUF_VT_UINT64, sums, n, err)))
+        return rc;
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        char *name = strndup(t->name.ptr, t->name.len);
+        if (!name) {
+            snprintf(err->message, sizeof err->message, "out of memory");
+            return err->status = GGUF_E_NOMEM;
+        }
+        rc = gguf_writer_add_tensor(w, name, t->type, t->n_dims, t->ne, err);
+        free(name);
+        if (rc) return rc;
+    }
+    return GGUF_OK;
+}
+
+/* --embed IN OUT.  Returns the exit status. */
+static int embed(const char *in, const char *outp)
+{
+    if (strcmp(outp, "-") == 0 && cli_isatty(1)) {
+        cli_error("-", "refusing to write binary data to a terminal");
+        return CLI_EXIT_TROUBLE;
+    }
+    if (same_path(in, outp)) {
+        cli_error(outp, "is the input file; write to another name (the input is never changed)");
+        return CLI_EXIT_TROUBLE;
+    }
+    struct vfile v;
+    memset(&v, 0, sizeof v);
+    v.name = in;
+    if (vfile_open(&v)) return v.status;
+    int status = CLI_EXIT_TROUBLE;
+    gguf_writer *w = NULL;
+    uint64_t *sums = NULL;
+    gguf_error err;
+    err.message[0] = '\0';
+    if (is_stream(v.f)) {
+        cli_error(in, "--embed needs a file: the checksums go into the header, before the data, "
+                  "so the input is read twice");
+        goto done;
+    }
+    uint64_t n = gguf_tensor_count(v.f);
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_tensor *t = gguf_tensor_at(v.f, i);
+        if (memchr(t->name.ptr, '\0', t->name.len)) {
+            char q[256];
+            cli_error(in, "tensor %llu %s: the name holds a NUL byte, which the output cannot",
+                      (unsigned long long)i, tname(q, sizeof q, t));
+            goto done;
+        }
+    }
+    /* The input's own checksums, when it has some, must hold: new ones
+     * would vouch for damaged data. */
+    verify_open_file(&v, GGUF_HASH_XXH3, 1);
+    if (v.failed || v.status) {
+        if (v.failed) cli_error(in, "not copied: the input failed its checks");
+        status = v.status;
+        goto done;
+    }
+    sums = malloc((size_t)(n ? n : 1) * sizeof *sums);
+    w = gguf_writer_new();
+    if (!sums || !w) {
+        cli_error(NULL, "out of memory");
+        goto done;
+    }
+    for (uint64_t i = 0; i < n; i++) sums[i] = gguf_digest_u64(&v.tensors[i]);
+    int rc = embed_header(w, v.f, sums, &err);
+    if (rc) {
+        cli_error(in, "cannot be rewritten: %s", err.message[0] ? err.message : gguf_strerror(rc));
+        goto done;
+    }
+    sigset_t set, old;
+    catch_signals(&set);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    rc = gguf_writer_open(w, outp, &err);
+    const char *tmp = rc == GGUF_OK ? gguf_writer_temp_path(w) : NULL;
+    if (tmp && strlen(tmp) < sizeof temp_name) {
+        memcpy(temp_name, tmp, strlen(tmp) + 1);
+        temp_set = 1;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (rc) goto write_error;
+    for (uint64_t i = 0; i < n && !rc; i++) {
+        const gguf_tensor *t = gguf_tensor_at(v.f, i);
+        rc = gguf_writer_write(w, t->data, (size_t)t->size, &err);
+    }
+    if (rc || (rc = gguf_writer_finish(w, &err))) goto write_error;
+    temp_set = 0;
+    status = CLI_EXIT_OK;
+    goto done;
+write_error:
+    if (!err.message[0])
+        snprintf(err.message, sizeof err.message, "%s: %s", outp, gguf_strerror(rc));
+    cli_message(err.message);
+done:
+    gguf_writer_free(w);
+    temp_set = 0;
+    free(sums);
+    vfile_close(&v);
+    return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options and main                                                          */
+
+enum {
+    OPT_EMBED = 256, OPT_ALLOW_TRAILING, OPT_STRICT, OPT_MODEL, OPT_STATUS, OPT_IGNORE_MISSING
+};
+
+static const struct option long_options[] = {
+    { "write", no_argument, NULL, 'w' },
+    { "check", required_argument, NULL, 'c' },
+    { "embed", no_argument, NULL, OPT_EMBED },
+    { "algo", required_argument, NULL, 'a' },
+    { "allow-trailing", no_argument, NULL, OPT_ALLOW_TRAILING },
+    { "strict", no_argument, NULL, OPT_STRICT },
+    { "model", required_argument, NULL, OPT_MODEL },
+    { "quiet", no_argument, NULL, 'q' },
+    { "status", no_argument, NULL, OPT_STATUS },
+    { "ignore-missing", no_argument, NULL, OPT_IGNORE_MISSING },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 }
+};
+
+/* Sets the mode, refusing a second one. */
+static int set_mode(enum mode m, const char *name)
+{
+    if (opt.mode != MODE_VERIFY && opt.mode != m)
+        return cli_usage_error("%s cannot be combined with another mode (-w, -c, --embed)", name);
+    opt.mode = m;
+    return -1;
+}
+
+/* Parses the command line into opt.  Returns -1 to go on, or the exit
+ * status for main to return at once. */
+static int parse_options(int argc, char **argv)
+{
+    int c, rc;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":wc:a:qhV", long_options, NULL)) != -1) {
+        switch (c) {
+        case 'w':
+            if ((rc = set_mode(MODE_WRITE, "-w")) >= 0) return rc;
+            break;
+        case 'c':
+            if ((rc = set_mode(MODE_CHECK, "-c")) >= 0) return rc;
+            opt.manifest = optarg;
+            break;
+        case OPT_EMBED:
+            if ((rc = set_mode(MODE_EMBED, "--embed")) >= 0) return rc;
+            break;
+        case 'a':
+            if (gguf_hash_parse(optarg, &opt.algo) != GGUF_OK)
+                return cli_usage_error("--algo: unknown algorithm '%s' "
+                                       "(xxh3, xxh128, xxh64, crc32)", optarg);
+            break;
+        case OPT_ALLOW_TRAILING: opt.allow_trailing = 1; break;
+        case OPT_STRICT: opt.strict = 1; break;
+        case OPT_MODEL:
+            if (strcmp(optarg, "qwen2") != 0)
+                return cli_usage_error("--model: unsupported architecture '%s' (supported: qwen2)",
+                                       optarg);
+            opt.model = optarg;
+            break;
+        case 'q': opt.quiet = 1; break;
+        case OPT_STATUS: opt.status = 1; break;
+        case OPT_IGNORE_MISSING: opt.ignore_missing = 1; break;
+        case 'h':
+            usage();
+            return cli_out_close(out);
+        case 'V':
+            cli_print_version();
+            return cli_out_close(out);
+        case ':':
+            if (optopt && optopt < 256)
+                return cli_usage_error("option requires an argument -- '%c'", optopt);
+            return cli_usage_error("option '%s' requires an argument", argv[optind - 1]);
+        default:
+            if (optopt && optopt < 256)
+                return cli_usage_error("invalid option -- '%c'", optopt);
+            return cli_usage_error("unrecognized option '%s'", argv[optind - 1]);
+        }
+    }
+    int n = argc - optind;
+    if (opt.ignore_missing && opt.mode != MODE_CHECK)
+        return cli_usage_error("--ignore-missing is for -c");
+    if (opt.mode == MODE_EMBED) {
+        if (n != 2) return cli_usage_error(n < 2 ? "--embed needs IN and OUT"
+                                                 : "--embed takes IN and OUT only");
+        return -1;
+    }
+    if (opt.mode == MODE_CHECK) {
+        for (int i = optind; i < argc; i++)
+            if (strcmp(argv[i], "-") == 0 && strcmp(opt.manifest, "-") == 0)
+                return cli_usage_error("standard input cannot be both the manifest and a file");
+        if (strcmp(opt.manifest, "-") == 0 && cli_isatty(0))
+            return cli_usage_error("-c -: standard input is a terminal");
+        return -1;
+    }
+    if (n == 0 && cli_isatty(0))
+        return cli_usage_error("no FILE given and standard input is a terminal");
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    cli_set_prog("gguf-verify");
+    opt.algo = GGUF_HASH_XXH3;
+    int status = parse_options(argc, argv);
+    if (status >= 0) return status;
+    char **files = argv + optind;
+    int n_files = argc - optind;
+    char *stdin_only[] = { "-", NULL };
+    switch (opt.mode) {
+    case MODE_EMBED:
+        status = embed(files[0], files[1]);
+        break;
+    case MODE_CHECK:
+        status = check_manifest(files, n_files);
+        break;
+    default:
+        if (n_files == 0) {
+            files = stdin_only;
+            n_files = 1;
+        }
+        status = CLI_EXIT_OK;
+        for (int i = 0; i < n_files && !cli_out_failed(out); i++) {
+            int st = verify_one(files[i]);
+            if (st > status) status = st;
+        }
+        break;
+    }
+    if (cli_out_close(out) != CLI_EXIT_OK) status = CLI_EXIT_TROUBLE;
+    return status;
+}
