@@ -541,10 +541,12 @@ static int load_merges(qwen_tokenizer *t, const gguf_file *f, gguf_error *err)
         /* "LEFT RIGHT": byte-level text has no space, so the first space
          * (past the first byte) splits it. */
         const char *sp = s.len > 1 ? memchr(s.ptr + 1, ' ', s.len - 1) : NULL;
-        if (!sp)
+        if (!sp) {
+            free(buf);
             return fail(err, GGUF_E_FORMAT, f, KEY_MERGES, merges->offset,
                         "merge %llu '%s' is not two tokens separated by a space",
                         (unsigned long long)i, quote(q, sizeof q, s.ptr, s.len));
+        }
         if (buf_cap < s.len) {
             free(buf);
             buf_cap = s.len * 2 + 64;
