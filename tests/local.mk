@@ -34,7 +34,7 @@ tests_gguf_hostile_LDADD = gguf/libgguf.la
 tests_test_truncate_SOURCES = tests/test-truncate.c tests/testutil.h tests/bytes.h
 tests_test_truncate_LDADD = gguf/libgguf.la
 TESTS += tests/test-truncate tests/test-hostile.sh
-EXTRA_DIST += tests/test-hostile.sh
+EXTRA_DIST += tests/test-hostile.sh tests/common.sh
 
 # --- gguf-dump CLI tests ---
 check_PROGRAMS += tests/test-dump-fixture

@@ -12,41 +12,19 @@
 # Outside a sanitizer build each run is limited to 256 MiB of address space;
 # in an AddressSanitizer build, any single allocation to 256 MiB.
 
-: "${top_builddir:=.}"
+test_name=test-hostile
+. "${top_srcdir:-.}/tests/common.sh"
 dump=$top_builddir/gguf-dump
 hostile=$top_builddir/tests/gguf-hostile
-
-for p in "$dump" "$hostile"; do
-    if [ ! -x "$p" ]; then
-        echo "test-hostile: $p is missing (run make check)" >&2
-        exit 99
-    fi
-done
+need_exec "$dump" "$hostile"
 command -v gzip >/dev/null 2>&1 || { echo "SKIP: gzip is not installed" >&2; exit 77; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/test-hostile.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 99' HUP INT TERM
-
 corpus=$tmp/corpus
-"$hostile" -o "$corpus" || { echo "test-hostile: gguf-hostile failed" >&2; exit 99; }
+"$hostile" -o "$corpus" || hard_error "gguf-hostile failed"
+limit_memory "$hostile"
 
-# AddressSanitizer reserves terabytes of address space: no ulimit -v there;
-# instead any single allocation over 256 MiB fails (and is reported).
-limit_kb=262144
-case $("$hostile" --sanitizer) in
-yes)
-    limit_kb=
-    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=256:allocator_may_return_null=1
-    export ASAN_OPTIONS ;;
-esac
-if [ -n "$limit_kb" ] && ! (ulimit -v "$limit_kb") 2>/dev/null; then
-    echo "test-hostile: this shell cannot set ulimit -v; memory is not bounded" >&2
-    limit_kb=
-fi
-
-# run MODE FILE: runs gguf-dump on FILE in MODE; sets rc, err (stderr).
-run() {
+# dump_as MODE FILE: runs gguf-dump on FILE in MODE; sets rc, err (stderr).
+dump_as() {
     case $1 in
     path) (limit; exec "$dump" "$2") ;;
     stdin) (limit; exec "$dump" -) <"$2" ;;
@@ -57,18 +35,13 @@ run() {
     err=$(cat "$tmp/err")
 }
 
-limit() {
-    if [ -n "$limit_kb" ]; then ulimit -v "$limit_kb"; fi
-}
-
-failures=0
 files=0
 malformed=0
 runs=0
-fail() {
-    echo "FAIL: $name ($mode): $*" >&2
+# fail_run MESSAGE: a failed check of the current file and mode.
+fail_run() {
+    fail "$name ($mode): $*"
     printf '%s\n' "$err" | sed -n '1,5s/^/    stderr: /p' >&2
-    failures=$((failures + 1))
 }
 
 tab=$(printf '\t')
@@ -83,32 +56,32 @@ while IFS= read -r line; do
     rest=
     for mode in path stdin pipe gzip; do
         runs=$((runs + 1))
-        run "$mode" "$file"
+        dump_as "$mode" "$file"
         case $err in
         *AddressSanitizer* | *LeakSanitizer* | *"runtime error"* | *UndefinedBehaviorSanitizer*)
-            fail "sanitizer report"
+            fail_run "sanitizer report"
             continue ;;
         esac
         if [ "$rc" -ge 128 ]; then
-            fail "crashed (exit $rc)"
+            fail_run "crashed (exit $rc)"
             continue
         fi
         if [ "$expect" = OK ]; then
-            [ "$rc" -eq 0 ] || fail "valid file: exit $rc, expected 0"
-            [ -z "$err" ] || [ "$rc" -ne 0 ] || fail "valid file: stderr not empty"
-            [ -s "$tmp/out" ] || fail "valid file: nothing on stdout"
+            [ "$rc" -eq 0 ] || fail_run "valid file: exit $rc, expected 0"
+            [ -z "$err" ] || [ "$rc" -ne 0 ] || fail_run "valid file: stderr not empty"
+            [ -s "$tmp/out" ] || fail_run "valid file: nothing on stdout"
             continue
         fi
-        [ "$rc" -eq 2 ] || { fail "exit $rc, expected 2"; continue; }
+        [ "$rc" -eq 2 ] || { fail_run "exit $rc, expected 2"; continue; }
         case $err in
-        *"$nl"*) fail "more than one line on stderr"; continue ;;
+        *"$nl"*) fail_run "more than one line on stderr"; continue ;;
         "gguf-dump: "?*) ;;
-        *) fail "stderr does not start with 'gguf-dump: '"; continue ;;
+        *) fail_run "stderr does not start with 'gguf-dump: '"; continue ;;
         esac
         if [ "$mode" = path ]; then
             case $err in
             "gguf-dump: $file: "?*) rest=${err#"gguf-dump: $file: "} ;;
-            *) fail "message does not start with 'gguf-dump: $file: '"; continue ;;
+            *) fail_run "message does not start with 'gguf-dump: $file: '"; continue ;;
             esac
             # Every expected substring (TAB-separated) must be in the message
             # after the file name.
@@ -118,17 +91,17 @@ while IFS= read -r line; do
                 case $left in *"$tab"*) left=${left#*"$tab"} ;; *) left= ;; esac
                 case $rest in
                 *"$sub"*) ;;
-                *) fail "message lacks '$sub'" ;;
+                *) fail_run "message lacks '$sub'" ;;
                 esac
             done
         elif [ -n "$rest" ]; then
             # Same message as for the path, under another display name.
             case $err in
             "gguf-dump: "?*": $rest") ;;
-            *) fail "message differs from the path's: '$rest'" ;;
+            *) fail_run "message differs from the path's: '$rest'" ;;
             esac
         else
-            fail "no path-mode message to compare with"
+            fail_run "no path-mode message to compare with"
         fi
     done
 done <"$corpus/MANIFEST"

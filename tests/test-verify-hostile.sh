@@ -17,20 +17,7 @@ command -v gzip >/dev/null 2>&1 || { echo "SKIP: gzip is not installed" >&2; exi
 corpus=$tmp/corpus
 "$HOSTILE" -o "$corpus" 2>/dev/null || hard_error "gguf-hostile failed"
 
-limit_kb=262144
-case $("$HOSTILE" --sanitizer) in
-yes)
-    limit_kb=
-    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=256:allocator_may_return_null=1
-    export ASAN_OPTIONS ;;
-esac
-if [ -n "$limit_kb" ] && ! (ulimit -v "$limit_kb") 2>/dev/null; then
-    echo "note: this shell cannot set ulimit -v; memory is not bounded" >&2
-    limit_kb=
-fi
-limit() {
-    if [ -n "$limit_kb" ]; then ulimit -v "$limit_kb"; fi
-}
+limit_memory "$HOSTILE"
 
 # verify MODE FILE OPTION...: runs gguf-verify; sets rc, out, err.
 verify() {

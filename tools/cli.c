@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,6 +70,32 @@ void cli_print_version(void)
 {
     cli_out_printf(&cli_stdout, "%s (%s) %s\nlibgguf %s\n", cli_prog, PACKAGE_NAME,
                    PACKAGE_VERSION, gguf_version_string());
+}
+
+int cli_getopt_error(int c, char **argv)
+{
+    if (c == ':') {
+        if (optopt && optopt < 256)
+            return cli_usage_error("option requires an argument -- '%c'", optopt);
+        return cli_usage_error("option '%s' requires an argument", argv[optind - 1]);
+    }
+    if (optopt && optopt < 256)
+        return cli_usage_error("invalid option -- '%c'", optopt);
+    return cli_usage_error("unrecognized option '%s'", argv[optind - 1]);
+}
+
+int cli_getopt_default(int c, char **argv, void (*usage)(void))
+{
+    switch (c) {
+    case 'h':
+        usage();
+        return cli_out_close(&cli_stdout);
+    case 'V':
+        cli_print_version();
+        return cli_out_close(&cli_stdout);
+    default:
+        return cli_getopt_error(c, argv);
+    }
 }
 
 int cli_isatty(int fd)

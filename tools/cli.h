@@ -63,6 +63,23 @@ int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
  * "prog (gguf-tools) X.Y.Z\nlibgguf X.Y.Z\n". */
 void cli_print_version(void);
 
+/* Reports what getopt_long() returned as `c` for an option it could not
+ * take (the tool's optstring starts with ':' and opterr is 0): for ':' a
+ * missing argument ("option requires an argument -- 'x'" or "option
+ * '--name' requires an argument"), for anything else an unknown option
+ * ("invalid option -- 'x'" or "unrecognized option '--name'"), each as
+ * cli_usage_error() does.  Reads getopt's optopt and optind.  Returns
+ * CLI_EXIT_TROUBLE. */
+int cli_getopt_error(int c, char **argv);
+
+/* The shared tail of a tool's getopt_long() switch, for the options every
+ * tool has: 'h' calls usage() (which writes the help to cli_stdout) and
+ * 'V' writes the version, each then closing cli_stdout; any other `c` is
+ * passed to cli_getopt_error().  Returns the exit status for main to
+ * return at once: that of cli_out_close() after -h or -V, else
+ * CLI_EXIT_TROUBLE. */
+int cli_getopt_default(int c, char **argv, void (*usage)(void));
+
 /* 1 when file descriptor fd is a terminal, else 0. */
 int cli_isatty(int fd);
 

@@ -1464,20 +1464,8 @@ static int parse_options(int argc, char **argv)
         case 'q': opt.quiet = 1; break;
         case OPT_STATUS: opt.status = 1; break;
         case OPT_IGNORE_MISSING: opt.ignore_missing = 1; break;
-        case 'h':
-            usage();
-            return cli_out_close(out);
-        case 'V':
-            cli_print_version();
-            return cli_out_close(out);
-        case ':':
-            if (optopt && optopt < 256)
-                return cli_usage_error("option requires an argument -- '%c'", optopt);
-            return cli_usage_error("option '%s' requires an argument", argv[optind - 1]);
-        default:
-            if (optopt && optopt < 256)
-                return cli_usage_error("invalid option -- '%c'", optopt);
-            return cli_usage_error("unrecognized option '%s'", argv[optind - 1]);
+        default:        /* -h, -V, usage errors */
+            return cli_getopt_default(c, argv, usage);
         }
     }
     int n = argc - optind;

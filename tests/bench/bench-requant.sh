@@ -33,84 +33,18 @@
 #   TMPDIR           where the outputs are written (default /tmp)
 
 set -u
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
+me=bench-requant
+. "${top_srcdir:-.}/tests/bench/common.sh"
 runs=${BENCH_RUNS:-3}
 threads=${BENCH_THREADS:-2}
-cache=${BENCH_DIR:-$top_builddir/tests/bench/cache}
-me=bench-requant
 
-die() { echo "$me: $*" >&2; exit 2; }
-
-# tool NAME: the real binary, not libtool's wrapper script (the wrapper's
-# shell start would be timed too).
-tool() {
-    if [ -x "$top_builddir/.libs/$1" ]; then
-        echo "$top_builddir/.libs/$1"
-    else
-        echo "$top_builddir/$1"
-    fi
-}
-export LD_LIBRARY_PATH="$top_builddir/gguf/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 requant=${GGUF_REQUANT:-$(tool gguf-requant)}
 dump=${GGUF_DUMP:-$(tool gguf-dump)}
 [ -x "$requant" ] || die "$requant: not built (run make first)"
 [ -x "$dump" ] || die "$dump: not built (run make first)"
 command -v python3 > /dev/null 2>&1 || die "python3 not found (needed to read gguf-dump --json)"
 
-if [ -n "${BENCH_MODEL:-}" ]; then
-    model=$BENCH_MODEL
-    [ -r "$model" ] || die "$model: cannot read"
-else
-    model=$cache/qwen2-1.5b-q4_k_m.gguf
-    if [ ! -f "$model" ]; then
-        mkdir -p "$cache" || die "$cache: cannot create"
-        synth=$top_builddir/tests/gguf-synth
-        [ -x "$synth" ] || die "$synth: not built (run make check or make bench)"
-        echo "generating $model (once; kept for later runs)"
-        "$synth" --size 1.5b --type q4_k_m --seed 1 -o "$model" ||
-            die "$model: gguf-synth failed"
-    fi
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-requant.XXXXXX") || die "cannot create a temporary directory"
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 2' HUP INT TERM
-
-# cpu_now VAR: sets VAR to the user plus system CPU time, in milliseconds,
-# of this shell's finished children so far.  The `times` builtin must run
-# in this shell, not in a command substitution (a subshell has children of
-# its own), so its report goes through a file.
-cpu_now() {
-    times > "$tmp/times"
-    printf -v "$1" '%s' "$(awk 'NR == 2 {
-        split($1, u, "m"); split($2, s, "m")
-        printf "%d\n", (u[1] * 60 + u[2]) * 1000 + (s[1] * 60 + s[2]) * 1000
-    }' "$tmp/times")"
-}
-
-# best_ms N LOG CMD...: runs CMD once to warm the page cache, then N times,
-# its output going to LOG; prints the best wall time in milliseconds (3
-# decimals) and the CPU time (user + system, ms) of that run.  Fails when
-# CMD fails.  The clock is bash's EPOCHREALTIME, read without a subshell;
-# stripping its decimal separator (which follows the locale) gives
-# microseconds.  On a shared machine the CPU time says more than the wall
-# time about the work done.
-best_ms() {
-    local n=$1 log=$2 best='' cpu='' t0 t1 c0 c1 d i
-    shift 2
-    "$@" > "$log" 2>&1 || return 1
-    for ((i = 0; i < n; i++)); do
-        cpu_now c0
-        t0=${EPOCHREALTIME//[.,]/}
-        "$@" > "$log" 2>&1 || return 1
-        t1=${EPOCHREALTIME//[.,]/}
-        cpu_now c1
-        d=$((t1 - t0))
-        if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; cpu=$((c1 - c0)); fi
-    done
-    printf '%d.%03d %d\n' $((best / 1000)) $((best % 1000)) "$cpu"
-}
+bench_model q4_k_m
 
 # tensors FILE: prints one line per tensor, "name type offset bytes", from
 # gguf-dump --json (absolute offsets).
@@ -154,7 +88,6 @@ if [ -z "$peer" ]; then
     die "llama-quantize $model failed"
 fi
 printf '  %-16s %10s ms wall %8s ms CPU\n' "llama-quantize" "$peer" "$peer_cpu"
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 echo "ratio (llama-quantize / gguf-requant; above 1 means gguf-requant is faster):" \
     "wall $(ratio "$peer" "$ours"), CPU $(ratio "$peer_cpu" "$ours_cpu")"
 

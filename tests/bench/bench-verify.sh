@@ -26,78 +26,15 @@
 #   GGUF_VERIFY      the gguf-verify binary to time (default: the build's)
 
 set -u
-top_srcdir=${top_srcdir:-.}
-top_builddir=${top_builddir:-.}
-runs=${BENCH_RUNS:-5}
-cache=${BENCH_DIR:-$top_builddir/tests/bench/cache}
 me=bench-verify
+. "${top_srcdir:-.}/tests/bench/common.sh"
+runs=${BENCH_RUNS:-5}
 
-die() { echo "$me: $*" >&2; exit 2; }
-
-# tool NAME: the real binary, not libtool's wrapper script (the wrapper's
-# shell start would be timed too).
-tool() {
-    if [ -x "$top_builddir/.libs/$1" ]; then
-        echo "$top_builddir/.libs/$1"
-    else
-        echo "$top_builddir/$1"
-    fi
-}
-export LD_LIBRARY_PATH="$top_builddir/gguf/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 verify=${GGUF_VERIFY:-$(tool gguf-verify)}
 [ -x "$verify" ] || die "$verify: not built (run make first)"
 command -v xxhsum > /dev/null 2>&1 || die "xxhsum not found (install xxhash)"
 
-if [ -n "${BENCH_MODEL:-}" ]; then
-    model=$BENCH_MODEL
-    [ -r "$model" ] || die "$model: cannot read"
-else
-    model=$cache/qwen2-1.5b-q4_k_m.gguf
-    if [ ! -f "$model" ]; then
-        mkdir -p "$cache" || die "$cache: cannot create"
-        synth=$top_builddir/tests/gguf-synth
-        [ -x "$synth" ] || die "$synth: not built (run make check or make bench)"
-        echo "generating $model (once; kept for later runs)"
-        "$synth" --size 1.5b --type q4_k_m --seed 1 -o "$model" ||
-            die "$model: gguf-synth failed"
-    fi
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-verify.XXXXXX") || die "cannot create a temporary directory"
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 2' HUP INT TERM
-
-# cpu_now VAR: sets VAR to the user plus system CPU time, in milliseconds,
-# of this shell's finished children so far (the `times` builtin, which must
-# run in this shell; its report goes through a file).
-cpu_now() {
-    times > "$tmp/times"
-    printf -v "$1" '%s' "$(awk 'NR == 2 {
-        split($1, u, "m"); split($2, s, "m")
-        printf "%d\n", (u[1] * 60 + u[2]) * 1000 + (s[1] * 60 + s[2]) * 1000
-    }' "$tmp/times")"
-}
-
-# best_ms N LOG CMD...: runs CMD once to warm the page cache, then N times,
-# its output going to LOG; prints the best wall time in milliseconds (3
-# decimals) and the CPU time (ms) of that run.  Fails when CMD fails.
-best_ms() {
-    local n=$1 log=$2 best='' cpu='' t0 t1 c0 c1 d i
-    shift 2
-    "$@" > "$log" 2>&1 || return 1
-    for ((i = 0; i < n; i++)); do
-        cpu_now c0
-        t0=${EPOCHREALTIME//[.,]/}
-        "$@" > "$log" 2>&1 || return 1
-        t1=${EPOCHREALTIME//[.,]/}
-        cpu_now c1
-        d=$((t1 - t0))
-        if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; cpu=$((c1 - c0)); fi
-    done
-    printf '%d.%03d %d\n' $((best / 1000)) $((best % 1000)) "$cpu"
-}
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+bench_model q4_k_m
 
 size=$(stat -c %s "$model") || die "$model: cannot stat"
 echo "model: $model ($((size / 1048576)) MiB)"

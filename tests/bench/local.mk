@@ -1,7 +1,7 @@
 # tests/bench/: benchmarks, run by `make bench` (never by `make check`).
 BENCHMARKS += tests/bench/bench-dump.sh tests/bench/bench-requant.sh
 BENCHMARKS += tests/bench/bench-verify.sh
-EXTRA_DIST += $(BENCHMARKS)
+EXTRA_DIST += $(BENCHMARKS) tests/bench/common.sh
 CLEANFILES += tests/bench/cache/qwen2-1.5b-f16.gguf tests/bench/cache/qwen2-1.5b-q4_k_m.gguf
 
 # Row kernel speed per SIMD path: a C program built by `make bench` only

@@ -1,0 +1,92 @@
+# common.sh -- helpers shared by the benchmark scripts (bash; sourced, not
+# run).  Set `me` (the script's name, for messages) before sourcing.
+#
+# Provides: die(), tool(), bench_model(), a temporary directory $tmp
+# removed at exit, and the timers cpu_now(), best_ms() and ratio().
+# Benchmarks report times and never judge them: they exit 2 only when
+# something could not run.
+
+top_srcdir=${top_srcdir:-.}
+top_builddir=${top_builddir:-.}
+cache=${BENCH_DIR:-$top_builddir/tests/bench/cache}
+
+# die MESSAGE: "me: MESSAGE" on stderr, exit 2.
+die() { echo "$me: $*" >&2; exit 2; }
+
+# tool NAME: the real binary, not libtool's wrapper script (the wrapper's
+# shell start would be timed too); the library is found through
+# LD_LIBRARY_PATH.
+tool() {
+    if [ -x "$top_builddir/.libs/$1" ]; then
+        echo "$top_builddir/.libs/$1"
+    else
+        echo "$top_builddir/$1"
+    fi
+}
+export LD_LIBRARY_PATH="$top_builddir/gguf/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+# bench_model TYPE: sets model to $BENCH_MODEL when given, else to the 1.5b
+# synthetic Qwen2 model of TYPE in the cache directory, generated once with
+# tests/gguf-synth and kept for later runs.
+bench_model() {
+    if [ -n "${BENCH_MODEL:-}" ]; then
+        model=$BENCH_MODEL
+        [ -r "$model" ] || die "$model: cannot read"
+        return
+    fi
+    model=$cache/qwen2-1.5b-$1.gguf
+    if [ ! -f "$model" ]; then
+        mkdir -p "$cache" || die "$cache: cannot create"
+        local synth=$top_builddir/tests/gguf-synth
+        [ -x "$synth" ] || die "$synth: not built (run make check or make bench)"
+        echo "generating $model (once; kept for later runs)"
+        "$synth" --size 1.5b --type "$1" --seed 1 -o "$model" ||
+            die "$model: gguf-synth failed"
+    fi
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/$me.XXXXXX") || die "cannot create a temporary directory"
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 2' HUP INT TERM
+
+# cpu_now VAR: sets VAR to the user plus system CPU time, in milliseconds,
+# of this shell's finished children so far.  The `times` builtin must run
+# in this shell, not in a command substitution (a subshell has children of
+# its own), so its report goes through a file.
+cpu_now() {
+    times > "$tmp/times"
+    printf -v "$1" '%s' "$(awk 'NR == 2 {
+        split($1, u, "m"); split($2, s, "m")
+        printf "%d\n", (u[1] * 60 + u[2]) * 1000 + (s[1] * 60 + s[2]) * 1000
+    }' "$tmp/times")"
+}
+
+# best_ms N LOG CMD...: runs CMD once to warm the page cache, then N times,
+# its output going to LOG; prints the best wall time in milliseconds (3
+# decimals) and the CPU time (user + system, ms) of that run.  Fails when
+# CMD fails.  The clock is bash's EPOCHREALTIME, read without a subshell;
+# stripping its decimal separator (which follows the locale) gives
+# microseconds.  On a shared machine the CPU time says more than the wall
+# time about the work done.
+best_ms() {
+    local n=$1 log=$2 best='' cpu='' t0 t1 c0 c1 d i
+    shift 2
+    "$@" > "$log" 2>&1 || return 1
+    for ((i = 0; i < n; i++)); do
+        cpu_now c0
+        t0=${EPOCHREALTIME//[.,]/}
+        "$@" > "$log" 2>&1 || return 1
+        t1=${EPOCHREALTIME//[.,]/}
+        cpu_now c1
+        d=$((t1 - t0))
+        if [ -z "$best" ] || [ "$d" -lt "$best" ]; then best=$d; cpu=$((c1 - c0)); fi
+    done
+    printf '%d.%03d %d\n' $((best / 1000)) $((best % 1000)) "$cpu"
+}
+
+# ratio A B [DIGITS]: A / B with DIGITS decimals (default 2) and an "x",
+# or "n/a" when B is not positive.
+ratio() {
+    awk -v a="$1" -v b="$2" -v p="${3:-2}" \
+        'BEGIN { if (b > 0) printf "%." p "fx", a / b; else print "n/a" }'
+}
