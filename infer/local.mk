@@ -12,3 +12,6 @@ infer_libinfer_la_SOURCES += infer/tokenizer.c infer/tokenizer.h
 # --- model (config, weights) and the CPU forward pass ---
 infer_libinfer_la_SOURCES += infer/model.h infer/model.c infer/forward.h infer/forward.c
 infer_libinfer_la_LIBADD += -lm
+
+# --- chat template and sampler ---
+infer_libinfer_la_SOURCES += infer/chat.h infer/chat.c infer/sampler.h infer/sampler.c

@@ -15,11 +15,17 @@ quant_libquant_la_SOURCES = \
 	quant/dequant.c \
 	quant/quantize.c \
 	quant/rows.c \
-	quant/simd.c
+	quant/simd.c \
+	quant/dot.h \
+	quant/dot.c
 quant_libquant_la_CFLAGS = $(QUANT_CFLAGS)
 quant_libquant_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 
 gguf_libgguf_la_LIBADD += quant/libquant.la -lm
+# The quant/ convenience libraries, for in-tree programs that call the
+# hidden gq_ functions (quant/dot.h) directly: link these before
+# gguf/libgguf.la, and $(OPENMP_CFLAGS) in LDFLAGS.
+QUANT_INTERNAL_LIBS = quant/libquant.la
 gguf_libgguf_la_LDFLAGS += $(OPENMP_CFLAGS)
 
 ggufinclude_HEADERS += quant/quant.h
@@ -30,11 +36,12 @@ ggufinclude_HEADERS += quant/quant.h
 # kernels bit for bit.
 if HAVE_AVX2_FLAGS
 noinst_LTLIBRARIES += quant/libquant_avx2.la
-quant_libquant_avx2_la_SOURCES = quant/kernels-avx2.c quant/vkernels.h
+quant_libquant_avx2_la_SOURCES = quant/kernels-avx2.c quant/vkernels.h quant/dot-avx2.c
 quant_libquant_avx2_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c
 quant_libquant_avx2_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 QUANT_CPPFLAGS += -DGQ_HAVE_AVX2
 gguf_libgguf_la_LIBADD += quant/libquant_avx2.la
+QUANT_INTERNAL_LIBS += quant/libquant_avx2.la
 endif
 if HAVE_AVX512_FLAGS
 noinst_LTLIBRARIES += quant/libquant_avx512.la
@@ -43,4 +50,5 @@ quant_libquant_avx512_la_CFLAGS = $(QUANT_CFLAGS) -mavx512f -mavx512bw -mavx512v
 quant_libquant_avx512_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 QUANT_CPPFLAGS += -DGQ_HAVE_AVX512
 gguf_libgguf_la_LIBADD += quant/libquant_avx512.la
+QUANT_INTERNAL_LIBS += quant/libquant_avx512.la
 endif

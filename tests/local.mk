@@ -154,3 +154,25 @@ EXTRA_DIST += tests/fetch-model.sh tests/data/qwen-ref/README.md \
 	tests/data/qwen-ref/prompts/06-unicode.txt \
 	tests/data/qwen-ref/prompts/07-chatml-chinese.txt \
 	tests/data/qwen-ref/prompts/08-whitespace-digits.txt
+
+# --- quant/ dot kernels: against the double dot of the dequantized rows,
+# and every SIMD level against scalar.  They are internal (hidden in
+# libgguf), so the test links the quant/ convenience libraries itself. ---
+check_PROGRAMS += tests/test-quant-dot
+tests_test_quant_dot_SOURCES = tests/test-quant-dot.c tests/testutil.h
+tests_test_quant_dot_LDFLAGS = $(OPENMP_CFLAGS)
+tests_test_quant_dot_LDADD = $(QUANT_INTERNAL_LIBS) gguf/libgguf.la -lm
+TESTS += tests/test-quant-dot
+# `make bench`: the dot kernels' GB/s per SIMD level (test-quant-dot --bench)
+BENCHMARKS += tests/bench/bench-dot.sh
+EXTRA_DIST += tests/bench/bench-dot.sh
+bench: tests/test-quant-dot$(EXEEXT)
+
+# --- qwen-run: the CLI on synthetic models (tokenize, logits against the
+# forward pass and the float64 reference, sampling, pipelines, errors);
+# the reference implementation's answers on a real model (QWEN_MODEL) ---
+check_PROGRAMS += tests/qwen-run-check
+tests_qwen_run_check_SOURCES = tests/qwen-run-check.c tests/ref-forward.c tests/ref-forward.h
+tests_qwen_run_check_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm
+TESTS += tests/test-qwen-run.sh tests/test-qwen-run-real.sh
+EXTRA_DIST += tests/test-qwen-run.sh tests/test-qwen-run-real.sh

@@ -16,3 +16,7 @@ gguf_requant_LDADD = tools/libcli.la gguf/libgguf.la -lm
 bin_PROGRAMS += gguf-verify
 gguf_verify_SOURCES = tools/gguf-verify.c
 gguf_verify_LDADD = tools/libcli.la gguf/libgguf.la -lm
+
+bin_PROGRAMS += qwen-run
+qwen_run_SOURCES = tools/qwen-run.c
+qwen_run_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm

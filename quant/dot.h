@@ -1,0 +1,102 @@
+/*
+ * dot.h -- dot products of a quantized weight row with a quantized
+ * activation row; internal to quant/ and its in-tree users (infer/),
+ * not installed.  Names start with gq_ and have hidden visibility.
+ *
+ * A matrix-vector product over quantized weights quantizes the float
+ * activation vector once, into the activation type that the weight type
+ * pairs with (gq_dot_act_type()), and then takes one integer dot product
+ * per weight row (gq_dot_kernel()).  The pairs are those of the reference
+ * engine: the K-quants take Q8_K activations (256 per block, with block
+ * sums), Q4_0, Q5_0 and Q8_0 take Q8_0, Q4_1 and Q5_1 take Q8_1.
+ *
+ * Kernels never fail and never allocate.  n, the row length, must be a
+ * positive multiple of the weight type's block size (which is the
+ * activation type's); the rows may start at any address.  The activation
+ * row must come from gq_dot_act_quant() (its quants lie in -128..127 for
+ * Q8_K and in -127..127 for Q8_0/Q8_1, which the SIMD kernels rely on).
+ *
+ * Results per SIMD level (AVX2 has kernels for every type but Q2_K and
+ * Q3_K, which run the scalar kernel on every level; AVX-512 uses AVX2's):
+ *  - Q4_K, Q5_K, Q6_K (and Q2_K, Q3_K): every level returns the scalar
+ *    kernel's float bit for bit, given finite half scales (a NaN scale
+ *    gives a NaN on every level, its payload may differ).  Per block the
+ *    integer sums are exact in any order, and the float steps that follow
+ *    (d * isum, then - dmin * imin, block after block) are the same.
+ *  - Q4_0, Q4_1, Q5_0, Q5_1, Q8_0: the integer sum of each 32-block is
+ *    exact, but the SIMD kernels accumulate the scaled block sums in
+ *    vector lanes (Q4_1/Q5_1: the m * s terms apart) and add them at the
+ *    end, so the result may differ from the scalar one by rounding: at
+ *    most GQ_DOT_TOL(n) times the sum over blocks of |d_w * d_a * isum|
+ *    (+ |m_w * s_a|), which tests/test-quant-dot.c checks.
+ */
+#ifndef GGUF_QUANT_DOT_H
+#define GGUF_QUANT_DOT_H
+
+#include <float.h>
+#include <stdint.h>
+
+#include "quant/kernels.h"
+
+/* Relative rounding bound of a float dot product of n elements summed in
+ * any order, with a factor 2 of slack (see above). */
+#define GQ_DOT_TOL(n) (2.0 * ((double)(n) / 32.0 + 16.0) * (double)FLT_EPSILON)
+
+/* Q8_1: 32 activations, a = d * q, q in -127..127, with s = d * sum(q)
+ * (the activation format of Q4_1 and Q5_1 dot products).
+ *
+ *   0      2      4                                 36
+ *   +------+------+---------------------------------+
+ *   | d  h | s  h | qs  i8 x 32                     |
+ *   +------+------+---------------------------------+
+ */
+struct gq_block_q8_1 {
+    uint16_t d;
+    uint16_t s;
+    int8_t qs[32];
+} __attribute__((packed));
+_Static_assert(sizeof(struct gq_block_q8_1) == 36, "Q8_1 block is 36 bytes");
+
+/* The dot product of n weights at w (blocks of the weight type) and n
+ * activations at a (blocks of its activation type). */
+typedef float (*gq_dot_fn)(int n, const void *w, const void *a);
+
+struct gq_dot_kernels {
+    gq_dot_fn dot[GGUF_T_COUNT]; /* by weight type id */
+};
+
+extern GQ_HIDDEN const struct gq_dot_kernels gq_dot_scalar;
+#ifdef GQ_HAVE_AVX2
+extern GQ_HIDDEN const struct gq_dot_kernels gq_dot_avx2;
+#endif
+/* No AVX-512 table: the AVX-512 level uses the AVX2 kernels (512-bit
+ * versions of the K-quant kernels measured no faster). */
+
+/* The activation type (GGUF_T_Q8_K, GGUF_T_Q8_0 or GGUF_T_Q8_1) that
+ * weight type `wtype` pairs with, or GGUF_T_COUNT when there is no dot
+ * kernel for it. */
+GQ_HIDDEN uint32_t gq_dot_act_type(uint32_t wtype);
+
+/* The kernel that quantizes n floats (a multiple of the activation
+ * type's block size) into activations for weight type `wtype`: the
+ * reference quantizer of Q8_K, Q8_0 or Q8_1 (the same output on every
+ * SIMD level); NULL when gq_dot_act_type() is GGUF_T_COUNT. */
+GQ_HIDDEN gq_quant_fn gq_dot_act_quant(uint32_t wtype);
+
+/* Bytes of activations for n elements for weight type `wtype` (0 when
+ * there is no dot kernel for it); n a multiple of the block size. */
+GQ_HIDDEN int64_t gq_dot_act_size(uint32_t wtype, int64_t n);
+
+/* The dot kernel of weight type `wtype` at the SIMD level in use
+ * (gguf_simd_get()), or NULL when there is none. */
+GQ_HIDDEN gq_dot_fn gq_dot_kernel(uint32_t wtype);
+
+/* The same at `level` (enum gguf_simd), falling back to lower levels for
+ * types the level does not speed up.  The caller makes sure that the CPU
+ * has the level (gguf_simd_set() accepts it). */
+GQ_HIDDEN gq_dot_fn gq_dot_kernel_at(int level, uint32_t wtype);
+
+/* The reference quantizer of Q8_1 (dot.c). */
+GQ_HIDDEN void gq_quant_q8_1(const float *src, void *dst, int64_t n);
+
+#endif /* GGUF_QUANT_DOT_H */

@@ -1,0 +1,338 @@
+/* test-quant-dot.c -- the dot kernels of quant/dot.h.
+ *
+ * For every weight type with a dot kernel, on rows of 1, 2, 3 and 17
+ * blocks and one row of 4096 elements, with weights quantized from
+ * Gaussian rows (scales from 1e-3 to 1e3) and with random raw blocks
+ * (every bit pattern of the quants, random finite scales):
+ *  (a) the scalar kernel against the double dot product of the
+ *      dequantized weight row and the dequantized activation row, within
+ *      GQ_DOT_TOL(n) of the sum of the magnitudes that round (see tol_ref);
+ *  (b) every SIMD level this CPU has against the scalar kernel: the same
+ *      float bits for the K-quants; for the legacy types, whose block sums
+ *      may round in another order, within GQ_DOT_TOL(n) of the same sum of
+ *      magnitudes (quant/dot.h says which is which).
+ * Also the pairing of weight and activation types.
+ * `test-quant-dot --bench` instead prints the GB/s of weight bytes one
+ * thread streams through each kernel in a 4096 x 4096 matrix-vector
+ * product, per SIMD level. */
+#include <config.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "quant/blocks.h"
+#include "quant/dot.h"
+#include "quant/half.h"
+#include "quant/quant.h"
+#include "tests/testutil.h"
+
+#define N_LEVELS 3
+
+static const uint32_t types[] = {
+    GGUF_T_Q4_0, GGUF_T_Q4_1, GGUF_T_Q5_0, GGUF_T_Q5_1, GGUF_T_Q8_0,
+    GGUF_T_Q2_K, GGUF_T_Q3_K, GGUF_T_Q4_K, GGUF_T_Q5_K, GGUF_T_Q6_K,
+};
+#define N_TYPES (sizeof types / sizeof types[0])
+
+/* Block size, block bytes and the offsets of the half scale fields of
+ * each weight type (-1: none). */
+struct tinfo {
+    const char *name;
+    int bs, bytes, h0, h1;
+    int bit_exact; /* SIMD must equal scalar bit for bit */
+};
+
+static struct tinfo info(uint32_t t)
+{
+    switch (t) {
+    case GGUF_T_Q4_0: return (struct tinfo){"q4_0", 32, 18, 0, -1, 0};
+    case GGUF_T_Q4_1: return (struct tinfo){"q4_1", 32, 20, 0, 2, 0};
+    case GGUF_T_Q5_0: return (struct tinfo){"q5_0", 32, 22, 0, -1, 0};
+    case GGUF_T_Q5_1: return (struct tinfo){"q5_1", 32, 24, 0, 2, 0};
+    case GGUF_T_Q8_0: return (struct tinfo){"q8_0", 32, 34, 0, -1, 0};
+    case GGUF_T_Q2_K: return (struct tinfo){"q2_K", 256, 84, 80, 82, 1};
+    case GGUF_T_Q3_K: return (struct tinfo){"q3_K", 256, 110, 108, -1, 1};
+    case GGUF_T_Q4_K: return (struct tinfo){"q4_K", 256, 144, 0, 2, 1};
+    case GGUF_T_Q5_K: return (struct tinfo){"q5_K", 256, 176, 0, 2, 1};
+    case GGUF_T_Q6_K: return (struct tinfo){"q6_K", 256, 210, 208, -1, 1};
+    default: return (struct tinfo){"?", 0, 0, -1, -1, 0};
+    }
+}
+
+/* xorshift64*, and a Gaussian from it (Box-Muller). */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ULL;
+}
+static double uniform(void) { return ((double)(rng() >> 11) + 0.5) / 9007199254740992.0; }
+static double gauss(void) { return sqrt(-2.0 * log(uniform())) * cos(6.283185307179586 * uniform()); }
+
+/* The levels this CPU and build offer (gguf_simd_set() accepts them). */
+static int level_ok[N_LEVELS];
+
+static void find_levels(void)
+{
+    const int saved = gguf_simd_get();
+    for (int l = 0; l < N_LEVELS; l++) level_ok[l] = gguf_simd_set(l) == GGUF_OK;
+    if (gguf_simd_set(saved) != GGUF_OK) HARD_ERROR("cannot restore SIMD level %d", saved);
+}
+
+/* Dequantized activations: d * q per element (Q8_1's s is not an
+ * element). */
+static void dequant_act(uint32_t wtype, const void *act, float *out, int n)
+{
+    const uint32_t at = gq_dot_act_type(wtype);
+    if (at == GGUF_T_Q8_K) {
+        gq_dequant_q8_k(act, out, n);
+    } else if (at == GGUF_T_Q8_0) {
+        gq_dequant_q8_0(act, out, n);
+    } else {
+        const struct gq_block_q8_1 *b = act;
+        for (int i = 0; i < n / 32; i++)
+            for (int j = 0; j < 32; j++) out[32 * i + j] = gq_h2f(b[i].d) * (float)b[i].qs[j];
+    }
+}
+
+/* A bound on |kernel - exact| for the kernel's rounding, the rounding
+ * of the dequantized floats, and for Q4_1/Q5_1 the half rounding of s
+ * (2^-11 relative, and the rounding of d * sum q before it): GQ_DOT_TOL(n)
+ * times *mag, the sum over i of |a_i| times twice the largest |w| of i's
+ * block (a weight d sc q - dmin mn, or d q + m, rounds relative to its
+ * two terms, each at most that; the same sum bounds the kernels' block
+ * terms), plus *extra for s. */
+static double tol_ref(uint32_t t, const float *w, const float *a, const void *act, const void *wq,
+                      int n, double *mag)
+{
+    const struct tinfo ti = info(t);
+    double s = 0.0, extra = 0.0;
+    for (int b = 0; b < n / ti.bs; b++) {
+        double m = 0.0;
+        for (int j = 0; j < ti.bs; j++) m = fmax(m, fabs(w[b * ti.bs + j]));
+        for (int j = 0; j < ti.bs; j++) s += fabs(a[b * ti.bs + j]) * 2.0 * m;
+    }
+    if (gq_dot_act_type(t) == GGUF_T_Q8_1) {
+        const struct gq_block_q8_1 *ab = act;
+        const uint8_t *wb = wq;
+        for (int b = 0; b < n / 32; b++) {
+            uint16_t mh;
+            memcpy(&mh, wb + b * ti.bytes + 2, 2);
+            const double mabs = fabs(gq_h2f(mh));
+            s += mabs * fabs(gq_h2f(ab[b].s));
+            extra += mabs * fabs(gq_h2f(ab[b].s)) * (1.0 / 1024.0) +
+                     mabs * fabs(gq_h2f(ab[b].d)) * 32.0 * 127.0 * (1.0 / 1024.0);
+        }
+    }
+    *mag = s;
+    return GQ_DOT_TOL(n) * s + extra + 1e-30;
+}
+
+/* Checks one weight row (quantized at wq, dequantized at w) against one
+ * activation row made from x. */
+static void check_row(uint32_t t, const void *wq, const float *w, const float *x, int n,
+                      const char *what)
+{
+    const struct tinfo ti = info(t);
+    const int64_t asz = gq_dot_act_size(t, n);
+    REQUIRE(asz > 0, "%s: no activation size", ti.name);
+    void *act = malloc((size_t)asz);
+    float *a = malloc(sizeof(float) * (size_t)n);
+    if (!act || !a) HARD_ERROR("out of memory");
+    gq_dot_act_quant(t)(x, act, n);
+    dequant_act(t, act, a, n);
+
+    double ref = 0.0, mag = 0.0;
+    for (int i = 0; i < n; i++) ref += (double)w[i] * (double)a[i];
+    const float scalar = gq_dot_kernel_at(GGUF_SIMD_SCALAR, t)(n, wq, act);
+    const double tol = tol_ref(t, w, a, act, wq, n, &mag);
+    CHECK(fabs((double)scalar - ref) <= tol, "%s %s n=%d: scalar %.9g, double %.9g, tol %.3g",
+          ti.name, what, n, scalar, ref, tol);
+
+    for (int l = 1; l < N_LEVELS; l++) {
+        if (!level_ok[l]) continue;
+        const float v = gq_dot_kernel_at(l, t)(n, wq, act);
+        if (ti.bit_exact) {
+            CHECK(memcmp(&v, &scalar, sizeof v) == 0, "%s %s n=%d %s: %.9g, scalar %.9g",
+                  ti.name, what, n, gguf_simd_name(l), v, scalar);
+        } else {
+            const double tl = GQ_DOT_TOL(n) * mag + 1e-30;
+            CHECK(fabs((double)v - (double)scalar) <= tl, "%s %s n=%d %s: %.9g, scalar %.9g, tol %.3g",
+                  ti.name, what, n, gguf_simd_name(l), v, scalar, tl);
+        }
+    }
+    free(act);
+    free(a);
+}
+
+/* Random raw blocks: every byte random, then the half scales set to
+ * random finite values of either sign. */
+static void random_blocks(uint32_t t, uint8_t *q, int nb)
+{
+    const struct tinfo ti = info(t);
+    for (int i = 0; i < nb * ti.bytes; i++) q[i] = (uint8_t)rng();
+    for (int b = 0; b < nb; b++) {
+        const int offs[2] = {ti.h0, ti.h1};
+        for (int k = 0; k < 2; k++) {
+            if (offs[k] < 0) continue;
+            const uint16_t h = gq_f2h((float)(gauss() * pow(2.0, -(double)(rng() % 12))));
+            memcpy(q + b * ti.bytes + offs[k], &h, 2);
+        }
+    }
+}
+
+static void test_type(uint32_t t)
+{
+    const struct tinfo ti = info(t);
+    static const int blocks[] = {1, 2, 3, 17, -1};
+    for (int bi = 0; bi < (int)(sizeof blocks / sizeof blocks[0]); bi++) {
+        const int n = blocks[bi] > 0 ? blocks[bi] * ti.bs : 4096;
+        const int nb = n / ti.bs;
+        float *src = malloc(sizeof(float) * (size_t)n);
+        float *w = malloc(sizeof(float) * (size_t)n);
+        float *x = malloc(sizeof(float) * (size_t)n);
+        uint8_t *q = malloc((size_t)nb * (size_t)ti.bytes);
+        if (!src || !w || !x || !q) HARD_ERROR("out of memory");
+        for (int rep = 0; rep < 8; rep++) {
+            const double ws = pow(10.0, -3.0 + 6.0 * uniform()), xs = pow(10.0, -3.0 + 6.0 * uniform());
+            for (int i = 0; i < n; i++) {
+                src[i] = (float)(gauss() * ws);
+                x[i] = (float)(gauss() * xs);
+            }
+            if (rep == 1) x[rng() % (unsigned)n] *= 50.0f; /* an outlier */
+            if (rep == 2)
+                for (int i = 0; i < n; i++) src[i] = fabsf(src[i]) + (float)ws; /* one-signed */
+            gq_quant_kernel_at(GGUF_SIMD_SCALAR, t)(src, q, n);
+            gq_dequant_kernel_at(GGUF_SIMD_SCALAR, t)(q, w, n);
+            check_row(t, q, w, x, n, "quantized");
+
+            random_blocks(t, q, nb);
+            gq_dequant_kernel_at(GGUF_SIMD_SCALAR, t)(q, w, n);
+            check_row(t, q, w, x, n, "random");
+        }
+        /* all-zero activations give exactly zero */
+        memset(x, 0, sizeof(float) * (size_t)n);
+        void *act = malloc((size_t)gq_dot_act_size(t, n));
+        if (!act) HARD_ERROR("out of memory");
+        gq_dot_act_quant(t)(x, act, n);
+        for (int l = 0; l < N_LEVELS; l++)
+            if (level_ok[l]) CHECK(gq_dot_kernel_at(l, t)(n, q, act) == 0.0f, "%s zero", ti.name);
+        free(act);
+        free(src);
+        free(w);
+        free(x);
+        free(q);
+    }
+}
+
+static void test_pairs(void)
+{
+    for (size_t i = 0; i < N_TYPES; i++) {
+        const uint32_t t = types[i];
+        const uint32_t at = gq_dot_act_type(t);
+        const uint32_t want = info(t).bs == 256 ? GGUF_T_Q8_K
+                              : t == GGUF_T_Q4_1 || t == GGUF_T_Q5_1 ? GGUF_T_Q8_1 : GGUF_T_Q8_0;
+        CHECK(at == want, "%s pairs with %u", info(t).name, (unsigned)at);
+        CHECK(gq_dot_act_quant(t) != NULL, "%s has an activation quantizer", info(t).name);
+        CHECK(gq_dot_kernel(t) == gq_dot_kernel_at(gguf_simd_get(), t), "%s dispatch", info(t).name);
+        for (int l = 0; l < N_LEVELS; l++) CHECK(gq_dot_kernel_at(l, t) != NULL, "%s level %d", info(t).name, l);
+    }
+    CHECK(gq_dot_act_size(GGUF_T_Q4_K, 512) == 2 * 292, "Q8_K size");
+    CHECK(gq_dot_act_size(GGUF_T_Q4_0, 64) == 2 * 34, "Q8_0 size");
+    CHECK(gq_dot_act_size(GGUF_T_Q5_1, 64) == 2 * 36, "Q8_1 size");
+    const uint32_t none[] = {GGUF_T_F32, GGUF_T_F16, GGUF_T_BF16, GGUF_T_Q8_K, GGUF_T_COUNT};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        CHECK(gq_dot_act_type(none[i]) == GGUF_T_COUNT, "type %u has no pair", (unsigned)none[i]);
+        CHECK(gq_dot_act_quant(none[i]) == NULL, "type %u has no quantizer", (unsigned)none[i]);
+        CHECK(gq_dot_act_size(none[i], 256) == 0, "type %u has no size", (unsigned)none[i]);
+        CHECK(gq_dot_kernel(none[i]) == NULL, "type %u has no kernel", (unsigned)none[i]);
+    }
+    /* Q8_1 quantization: Q8_0's quants and scale, s = d * sum q */
+    float x[64];
+    for (int i = 0; i < 64; i++) x[i] = (float)gauss();
+    struct gq_block_q8_1 b1[2];
+    struct gq_block_q8_0 b0[2];
+    gq_quant_q8_1(x, b1, 64);
+    gq_quant_q8_0(x, b0, 64);
+    for (int b = 0; b < 2; b++) {
+        int sum = 0;
+        for (int j = 0; j < 32; j++) sum += b1[b].qs[j];
+        CHECK(b1[b].d == b0[b].d && memcmp(b1[b].qs, b0[b].qs, 32) == 0, "Q8_1 block %d = Q8_0", b);
+        float amax = 0.0f;
+        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[32 * b + j]));
+        CHECK(b1[b].s == gq_f2h((float)sum * (amax / 127.0f)), "Q8_1 block %d s", b);
+    }
+}
+
+/* Seconds of a monotonic clock. */
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* GB/s of weight bytes through each kernel on a 4096 x 4096 matrix-vector
+ * product, single thread, per level: the best of 5 runs. */
+static int bench(void)
+{
+    enum { R = 4096, C = 4096 };
+    float *x = malloc(sizeof(float) * C), *row = malloc(sizeof(float) * C), *y = malloc(sizeof(float) * R);
+    if (!x || !row || !y) HARD_ERROR("out of memory");
+    for (int i = 0; i < C; i++) x[i] = (float)gauss();
+    printf("%-6s %10s", "type", "MiB");
+    for (int l = 0; l < N_LEVELS; l++)
+        if (level_ok[l]) printf(" %8s", gguf_simd_name(l));
+    printf("   (GB/s of weights, 1 thread, %dx%d)\n", R, C);
+    for (size_t ti = 0; ti < N_TYPES; ti++) {
+        const uint32_t t = types[ti];
+        const struct tinfo inf = info(t);
+        const size_t row_bytes = (size_t)(C / inf.bs) * (size_t)inf.bytes;
+        uint8_t *m = malloc(row_bytes * R);
+        void *act = malloc((size_t)gq_dot_act_size(t, C));
+        if (!m || !act) HARD_ERROR("out of memory");
+        for (int r = 0; r < R; r++) {
+            for (int i = 0; i < C; i++) row[i] = (float)gauss();
+            gq_quant_kernel(t)(row, m + r * row_bytes, C);
+        }
+        gq_dot_act_quant(t)(x, act, C);
+        printf("%-6s %10.1f", inf.name, (double)(row_bytes * R) / 1048576.0);
+        for (int l = 0; l < N_LEVELS; l++) {
+            if (!level_ok[l]) continue;
+            const gq_dot_fn f = gq_dot_kernel_at(l, t);
+            double best = 1e30;
+            for (int rep = 0; rep < 5; rep++) {
+                const double t0 = now();
+                for (int r = 0; r < R; r++) y[r] = f(C, m + r * row_bytes, act);
+                best = fmin(best, now() - t0);
+            }
+            printf(" %8.2f", (double)(row_bytes * R) / best / 1e9);
+        }
+        printf("\n");
+        free(m);
+        free(act);
+    }
+    free(x);
+    free(row);
+    free(y);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    find_levels();
+    if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench();
+    test_pairs();
+    for (size_t i = 0; i < N_TYPES; i++) test_type(types[i]);
+    int simd = 0;
+    for (int l = 1; l < N_LEVELS; l++) simd += level_ok[l];
+    if (!simd) fprintf(stderr, "note: no SIMD level here; only the scalar kernels were checked\n");
+    tu_finish();
+    return 0;
+}

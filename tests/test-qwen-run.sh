@@ -1,0 +1,191 @@
+#!/bin/sh
+# test-qwen-run.sh -- qwen-run on synthetic models (tests/gguf-synth):
+# --tokenize against the tokenizer, the chat template against the rendered
+# ChatML text, --logits against the forward pass (exactly) and the float64
+# reference (within a bound), greedy and seeded sampling reproducible, -n,
+# --each-line and --json, empty input, the error messages and statuses,
+# --stats lines, SIGINT.
+
+test_name=test-qwen-run
+. "${top_srcdir:-.}/tests/common.sh"
+top_builddir=$(cd "$top_builddir" && pwd) || exit 99
+top_srcdir=$(cd "$top_srcdir" && pwd) || exit 99
+RUN=$top_builddir/qwen-run
+SYNTH=$top_builddir/tests/gguf-synth
+CHECKER=$top_builddir/tests/qwen-run-check
+EDIT=$top_builddir/tests/verify-edit
+need_exec "$RUN" "$SYNTH" "$CHECKER" "$EDIT"
+need_python
+
+tiny=$tmp/tiny.gguf
+small=$tmp/small-q8.gguf
+"$SYNTH" -j 1 --size tiny --seed 7 -o "$tiny" 2>"$tmp/synth.err" || hard_error "gguf-synth: $(cat "$tmp/synth.err")"
+"$SYNTH" -j 1 --size small --type q8_0 --seed 7 -o "$small" 2>"$tmp/synth.err" ||
+    hard_error "gguf-synth: $(cat "$tmp/synth.err")"
+
+SYS='You are Qwen, created by Alibaba Cloud. You are a helpful assistant.'
+prompt='Hello, world: 12345 and some more text.'
+
+# --- --tokenize: raw equals the tokenizer; the template equals ChatML text ---
+printf '%s' "$prompt" > "$tmp/p.txt"
+run 0 tok-raw "$RUN" -m "$tiny" --raw --tokenize -f "$tmp/p.txt"
+"$CHECKER" tokenize "$tiny" "$tmp/p.txt" > "$tmp/tok-raw.want" || hard_error "qwen-run-check tokenize failed"
+check "--raw --tokenize equals qwen_tokenize" same "$tmp/tok-raw.out" "$tmp/tok-raw.want"
+
+printf '<|im_start|>system\n%s<|im_end|>\n<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n' \
+    "$SYS" "$prompt" > "$tmp/chat.txt"
+"$CHECKER" tokenize "$tiny" "$tmp/chat.txt" > "$tmp/tok-chat.want" || hard_error "qwen-run-check tokenize failed"
+run 0 tok-chat "$RUN" -m "$tiny" --tokenize -p "$prompt"
+check "chat --tokenize equals the ChatML text tokenized" same "$tmp/tok-chat.out" "$tmp/tok-chat.want"
+run 0 tok-chat-raw "$RUN" -m "$tiny" --tokenize --raw --special -f "$tmp/chat.txt"
+check "--raw --special on the ChatML text gives the same ids" same "$tmp/tok-chat-raw.out" "$tmp/tok-chat.want"
+
+printf '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n' \
+    "$prompt" > "$tmp/chat2.txt"
+"$CHECKER" tokenize "$tiny" "$tmp/chat2.txt" > "$tmp/tok-sys.want" || hard_error "qwen-run-check tokenize failed"
+run 0 tok-sys "$RUN" -m "$tiny" --tokenize --system 'Be brief.' -p "$prompt"
+check "--system replaces the system prompt" same "$tmp/tok-sys.out" "$tmp/tok-sys.want"
+
+# Special-token text in user input: text unless --special.
+im_end=$("$CHECKER" tokenize "$tiny" /dev/stdin <<EOF
+<|im_end|>
+EOF
+)
+im_end=${im_end%% *}
+run 0 tok-nospecial "$RUN" -m "$tiny" --raw --tokenize -p '<|im_end|>'
+run 0 tok-special "$RUN" -m "$tiny" --raw --tokenize --special -p '<|im_end|>'
+check "--special recognises <|im_end|>" [ "$(cat "$tmp/tok-special.out")" = "$im_end" ]
+check "without --special <|im_end|> is text" [ "$(wc -w < "$tmp/tok-nospecial.out")" -gt 1 ]
+
+# -f keeps the file's bytes, a final newline included; stdin drops one.
+printf 'line\n' > "$tmp/nl.txt"
+run 0 tok-nl "$RUN" -m "$tiny" --raw --tokenize -f "$tmp/nl.txt"
+"$CHECKER" tokenize "$tiny" "$tmp/nl.txt" > "$tmp/tok-nl.want" || hard_error "checker failed"
+check "-f keeps the final newline" same "$tmp/tok-nl.out" "$tmp/tok-nl.want"
+printf 'line' > "$tmp/nonl.txt"
+"$CHECKER" tokenize "$tiny" "$tmp/nonl.txt" > "$tmp/tok-nonl.want" || hard_error "checker failed"
+printf 'line\n' | "$RUN" -m "$tiny" --raw --tokenize > "$tmp/tok-stdin.out" 2>&1
+check "standard input drops one final newline" same "$tmp/tok-stdin.out" "$tmp/tok-nonl.want"
+
+# --- --logits: exactly the forward pass; close to the float64 reference ---
+for m in "$tiny" "$small"; do
+    b=$(basename "$m" .gguf)
+    run 0 "logits-$b" "$RUN" -m "$m" --logits 5 -p "$prompt"
+    "$RUN" -m "$m" --tokenize -p "$prompt" > "$tmp/ids-$b" || hard_error "--tokenize failed"
+    "$CHECKER" logits "$m" 5 < "$tmp/ids-$b" > "$tmp/logits-$b.want" || hard_error "checker logits failed"
+    check "$b: --logits 5 equals the forward pass" same "$tmp/logits-$b.out" "$tmp/logits-$b.want"
+    check "$b: --logits prints 5 lines" [ "$(wc -l < "$tmp/logits-$b.out")" -eq 5 ]
+    "$CHECKER" ref-logits "$m" 5 < "$tmp/ids-$b" > "$tmp/ref-$b" || hard_error "checker ref-logits failed"
+    # Same ids in the same order, each logit within 1e-3 of the largest's size.
+    check "$b: --logits agrees with the float64 reference" python3 - "$tmp/logits-$b.out" "$tmp/ref-$b" <<'EOF'
+import sys
+a = [l.split() for l in open(sys.argv[1])]
+b = [l.split() for l in open(sys.argv[2])]
+scale = max(abs(float(v)) for _, v in b)
+ok = len(a) == len(b) == 5 and all(x[0] == y[0] and abs(float(x[1]) - float(y[1])) <= 1e-3 * scale
+                                   for x, y in zip(a, b))
+if not ok: print("qwen-run:", a, "reference:", b, file=sys.stderr)
+sys.exit(0 if ok else 1)
+EOF
+done
+check "--logits is sorted, highest first" sort -k2,2gr -c "$tmp/logits-tiny.out"
+
+# --- greedy is the argmax and deterministic; seeds reproduce ---
+run 0 greedy1 "$RUN" -m "$tiny" --temp 0 -n 12 --print-ids -p "$prompt"
+run 0 greedy2 "$RUN" -m "$tiny" --temp 0 -n 12 --print-ids -p "$prompt" --seed 99
+check "greedy is deterministic (any seed)" same "$tmp/greedy1.out" "$tmp/greedy2.out"
+first=$(head -n 1 "$tmp/logits-tiny.out" | cut -d' ' -f1)
+check "greedy's first token is the top logit" [ "$(cut -d' ' -f1 "$tmp/greedy1.out")" = "$first" ]
+check "-n 12 gives 12 ids" [ "$(wc -w < "$tmp/greedy1.out")" -eq 12 ]
+run 0 seed1 "$RUN" -m "$tiny" --temp 1.5 --top-k 0 --top-p 1 --min-p 0 -n 16 --print-ids --seed 5 -p "$prompt"
+run 0 seed2 "$RUN" -m "$tiny" --temp 1.5 --top-k 0 --top-p 1 --min-p 0 -n 16 --print-ids --seed 5 -p "$prompt"
+run 0 seed3 "$RUN" -m "$tiny" --temp 1.5 --top-k 0 --top-p 1 --min-p 0 -n 16 --print-ids --seed 6 -p "$prompt"
+check "--seed reproduces" same "$tmp/seed1.out" "$tmp/seed2.out"
+differ() { ! cmp -s "$1" "$2"; }
+check "another seed gives other tokens" differ "$tmp/seed1.out" "$tmp/seed3.out"
+run 0 topk1 "$RUN" -m "$tiny" --temp 5 --top-k 1 -n 12 --print-ids --seed 3 -p "$prompt"
+check "--top-k 1 is greedy" same "$tmp/topk1.out" "$tmp/greedy1.out"
+run 0 minp1 "$RUN" -m "$tiny" --temp 5 --top-k 0 --min-p 1 -n 12 --print-ids --seed 3 -p "$prompt"
+check "--min-p 1 is greedy" same "$tmp/minp1.out" "$tmp/greedy1.out"
+run 0 text "$RUN" -m "$tiny" --temp 0 -n 12 -p "$prompt"
+check "text output is one line of reply" [ "$(wc -l < "$tmp/text.out")" -ge 1 ]
+run 0 n0 "$RUN" -m "$tiny" --temp 0 -n 0 -p "$prompt"
+check "-n 0 prints an empty reply" [ "$(cat "$tmp/n0.out")" = "" ]
+
+# --- --each-line and --json ---
+printf 'first line\n\nthird \\ line\nno newline at the end' > "$tmp/lines.txt"
+run 0 each "$RUN" -m "$tiny" --each-line --temp 0 -n 6 < "$tmp/lines.txt"
+check "--each-line: one reply line per input line" [ "$(wc -l < "$tmp/each.out")" -eq 4 ]
+check "--each-line: an empty line has an empty reply" [ "$(sed -n 2p "$tmp/each.out")" = "" ]
+run 0 each1 "$RUN" -m "$tiny" --temp 0 -n 6 -p 'first line'
+check "--each-line: the reply equals a single run's" \
+    [ "$(head -n 1 "$tmp/each.out")" = "$(python3 -c 'import sys; print(open(sys.argv[1]).read()[:-1].replace("\\","\\\\").replace("\n","\\n").replace("\r","\\r"))' "$tmp/each1.out")" ]
+run 0 json "$RUN" -m "$tiny" --each-line --json --temp 0.7 --seed 1 -n 6 < "$tmp/lines.txt"
+check "--json: one valid object per line with the keys" python3 - "$tmp/json.out" "$tmp/lines.txt" <<'EOF'
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+assert lines[-1] == "", "no final newline"
+objs = [json.loads(l) for l in lines[:-1]]
+inputs = open(sys.argv[2], encoding="utf-8").read().split("\n")
+assert len(objs) == len(inputs) == 4, len(objs)
+for o, p in zip(objs, inputs):
+    assert set(o) == {"prompt", "reply", "prompt_tokens", "reply_tokens", "prompt_seconds", "reply_seconds"}, o
+    assert o["prompt"] == p, (o["prompt"], p)
+    assert isinstance(o["reply"], str)
+    assert o["reply_seconds"] >= 0 and o["prompt_seconds"] >= 0
+    if p:
+        assert o["prompt_tokens"] > 0 and o["reply_tokens"] <= 6
+    else:
+        assert o["prompt_tokens"] == 0 and o["reply_tokens"] == 0 and o["reply"] == ""
+EOF
+
+# --- empty input; errors ---
+run 0 empty "$RUN" -m "$tiny" < /dev/null
+check "empty input: no output" empty "$tmp/empty.out"
+run 0 empty-p "$RUN" -m "$tiny" -p ''
+check "empty -p: no output" empty "$tmp/empty-p.out"
+
+run 2 long "$RUN" -m "$tiny" -c 16 -p "$prompt"
+check "prompt longer than the context: message" has "$tmp/long.err" "qwen-run: $tiny: the prompt is"
+run 2 nofile "$RUN" -m "$tiny" -f "$tmp/absent.txt"
+check "unreadable -f: message" has "$tmp/nofile.err" "qwen-run: $tmp/absent.txt: No such file or directory"
+run 2 nomodel "$RUN" -m "$tmp/absent.gguf" -p x
+check "missing model: message" has "$tmp/nomodel.err" "qwen-run: $tmp/absent.gguf: "
+python3 "$top_srcdir/tests/gguflite.py" fixture "$tmp/other.gguf" || hard_error "gguflite fixture failed"
+run 2 arch "$RUN" -m "$tmp/other.gguf" -p x
+check "non-qwen2 model: message" has "$tmp/arch.err" "qwen-run: $tmp/other.gguf: "
+check "non-qwen2 model: names the architecture" has "$tmp/arch.err" "test"
+"$EDIT" --drop blk.1.ffn_up.weight "$tiny" "$tmp/drop.gguf" 2>/dev/null || hard_error "verify-edit failed"
+run 2 drop "$RUN" -m "$tmp/drop.gguf" -p x
+check "missing tensor: message names it" has "$tmp/drop.err" "qwen-run: $tmp/drop.gguf: "
+check "missing tensor: message names it" has "$tmp/drop.err" "blk.1.ffn_up.weight"
+run 2 usage "$RUN" -p x
+check "no -m: usage error" has "$tmp/usage.err" "Try 'qwen-run --help'"
+run 2 badtemp "$RUN" -m "$tiny" --temp -1 -p x
+run 2 badn "$RUN" -m "$tiny" -n x -p x
+run 0 help "$RUN" --help
+check "--help goes to stdout" has "$tmp/help.out" "Usage: qwen-run -m MODEL"
+run 0 version "$RUN" -V
+check "--version" has "$tmp/version.out" "qwen-run (gguf-tools)"
+
+# --- --stats ---
+run 0 stats "$RUN" -m "$tiny" --temp 0 -n 5 --stats -p "$prompt"
+check "--stats: load line" grep -Eq '^load: [0-9]+\.[0-9]{2} s$' "$tmp/stats.err"
+ntok=$(wc -w < "$tmp/ids-tiny")
+check "--stats: prompt line" grep -Eq "^prompt: $ntok tokens, [0-9]+\\.[0-9] tok/s\$" "$tmp/stats.err"
+check "--stats: generation line" grep -Eq '^generation: 5 tokens, [0-9]+\.[0-9] tok/s$' "$tmp/stats.err"
+check "--stats: three lines" [ "$(wc -l < "$tmp/stats.err")" -eq 3 ]
+
+# --- SIGINT stops generation, the stats are still printed ---
+"$SYNTH" -j 1 --size small --seed 7 -o "$tmp/small.gguf" 2>/dev/null || hard_error "gguf-synth failed"
+"$RUN" -m "$tmp/small.gguf" --temp 0 -c 2048 --stats -p "$prompt" > "$tmp/int.out" 2> "$tmp/int.err" &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+st=$?
+checks=$((checks + 1))
+[ "$st" -eq 130 ] || fail "SIGINT: exit status $st, expected 130; $(cat "$tmp/int.err")"
+check "SIGINT: stats still printed" grep -Eq '^generation: [0-9]+ tokens' "$tmp/int.err"
+
+finish
