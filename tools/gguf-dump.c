@@ -758,12 +758,11 @@ static void json_tensors(const gguf_file *f, const struct options *o)
         }
         cli_out_str(out, ", \"type_id\": ");
         cli_out_u64(out, t->type);
-        cli_out_str(out, ", \"dims\": [");
-        for (uint32_t d = 0; d < t->n_dims && d < 4; d++) {
-            if (d) cli_out_str(out, ", ");
-            cli_out_u64(out, t->ne[d]);
-        }
-        cli_out_str(out, "], \"elements\": ");
+        char dims[96];
+        fmt_dims(dims, t);
+        cli_out_str(out, ", \"dims\": ");
+        cli_out_str(out, dims); /* "[a, b]" is also a JSON array */
+        cli_out_str(out, ", \"elements\": ");
         cli_out_u64(out, t->n_elements);
         cli_out_str(out, ", \"offset\": ");
         cli_out_u64(out, t->file_offset);
@@ -1123,12 +1122,11 @@ static int dump_values(gguf_file *f, const struct options *o)
             cli_out_json_str(out, t->name.ptr, t->name.len);
             cli_out_str(out, ", \"type\": \"");
             cli_out_str(out, ti->name);
-            cli_out_str(out, "\", \"dims\": [");
-            for (uint32_t d = 0; d < t->n_dims && d < 4; d++) {
-                if (d) cli_out_str(out, ", ");
-                cli_out_u64(out, t->ne[d]);
-            }
-            cli_out_str(out, "], \"elements\": ");
+            char dims[96];
+            fmt_dims(dims, t);
+            cli_out_str(out, "\", \"dims\": ");
+            cli_out_str(out, dims);
+            cli_out_str(out, ", \"elements\": ");
             cli_out_u64(out, t->n_elements);
             cli_out_str(out, ", \"count\": ");
             cli_out_u64(out, j->count);
