@@ -303,13 +303,7 @@ static float fit_scale_min(int n, int nmax, const float *x, const float *w, uint
  */
 static float fit_scale_symmetric(int n, int nmax, const float *x, int8_t *L)
 {
-    float amax = 0.0f, max = 0.0f;
-    for (int i = 0; i < n; i++) {
-        if (fabsf(x[i]) > amax) {
-            amax = fabsf(x[i]);
-            max = x[i];
-        }
-    }
+    const float max = signed_absmax(x, n), amax = fabsf(max);
     if (amax < GROUP_EPS) {
         memset(L, 0, (size_t)n);
         return 0.0f;
@@ -355,13 +349,7 @@ static float fit_scale_symmetric(int n, int nmax, const float *x, int8_t *L)
  */
 static float fit_scale_q3(int n, int nmax, const float *x, int8_t *L)
 {
-    float amax = 0.0f, max = 0.0f;
-    for (int i = 0; i < n; i++) {
-        if (fabsf(x[i]) > amax) {
-            amax = fabsf(x[i]);
-            max = x[i];
-        }
-    }
+    const float max = signed_absmax(x, n), amax = fabsf(max);
     if (amax < GROUP_EPS) {
         memset(L, 0, (size_t)n);
         return 0.0f;
@@ -474,14 +462,8 @@ void gq_quant_q3_k(const float *src, void *dst, int64_t n)
     float scales[16];
 
     for (int64_t i = 0; i < n / GQ_QK_K; i++, b++, src += GQ_QK_K) {
-        float max_scale = 0.0f, amax = 0.0f;
-        for (int g = 0; g < 16; g++) {
-            scales[g] = fit_scale_q3(16, 4, src + 16 * g, L + 16 * g);
-            if (fabsf(scales[g]) > amax) {
-                amax = fabsf(scales[g]);
-                max_scale = scales[g];
-            }
-        }
+        for (int g = 0; g < 16; g++) scales[g] = fit_scale_q3(16, 4, src + 16 * g, L + 16 * g);
+        const float max_scale = signed_absmax(scales, 16);
 
         memset(b->scales, 0, sizeof b->scales);
         if (max_scale != 0.0f) {
@@ -654,14 +636,9 @@ void gq_quant_q6_k(const float *src, void *dst, int64_t n)
     float scales[16];
 
     for (int64_t i = 0; i < n / GQ_QK_K; i++, b++, src += GQ_QK_K) {
-        float max_scale = 0.0f, amax = 0.0f;
-        for (int g = 0; g < 16; g++) {
+        for (int g = 0; g < 16; g++)
             scales[g] = fit_scale_symmetric(16, 32, src + 16 * g, L + 16 * g);
-            if (fabsf(scales[g]) > amax) {
-                amax = fabsf(scales[g]);
-                max_scale = scales[g];
-            }
-        }
+        const float max_scale = signed_absmax(scales, 16), amax = fabsf(max_scale);
         if (amax < GROUP_EPS) {
             memset(b, 0, sizeof *b);
             continue;
