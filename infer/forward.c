@@ -1,6 +1,17 @@
 /*
- * forward.c -- the plain CPU forward pass: weights are dequantized one row
- * at a time and multiplied in float.  The reference for faster paths.
+ * forward.c -- the CPU forward pass.
+ *
+ * Matrix products keep the weights quantized: the input vectors are
+ * quantized once per product into the 8-bit activation type the weight
+ * type pairs with, and gguf_matmul() takes integer dot products per block
+ * (<gguf/quant.h>).  Weights without such products (F32, F16, BF16), and
+ * every matrix in plain mode (qwen_state_set_plain), are dequantized one
+ * row at a time and multiplied in float: the reference the quantized path
+ * is tested against.
+ *
+ * Threads (OpenMP): each product splits the rows of its matrices among the
+ * threads, attention splits its (token, head) pairs, the feed-forward its
+ * elements; the rest is cheap and runs on one thread.
  *
  * Activations of a batch of n tokens are stored token after token: a
  * buffer of shape (w, n) holds n vectors of w floats, token t at t * w.
@@ -13,8 +24,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_X86 1
+#endif
+
 #include "infer/forward.h"
 #include "quant/quant.h"
+
+/* The activation types of the quantized products; index of each. */
+enum { ACT_Q8_K, ACT_Q8_0, ACT_Q8_1, N_ACT };
+
+static int act_index(uint32_t act_type)
+{
+    switch (act_type) {
+    case GGUF_T_Q8_K: return ACT_Q8_K;
+    case GGUF_T_Q8_0: return ACT_Q8_0;
+    case GGUF_T_Q8_1: return ACT_Q8_1;
+    default: return -1;
+    }
+}
+
+/* The F16 dot product and multiply-add of attention: the vector kernels
+ * where the CPU has them. */
+typedef float (*dot_f16_fn)(const float *q, const uint16_t *k, uint32_t n);
+typedef void (*axpy_f16_fn)(float *o, float a, const uint16_t *v, uint32_t n);
 
 struct qwen_state {
     const qwen_model *m;
@@ -29,10 +66,16 @@ struct qwen_state {
     float *gate;            /* (n_ff, n_batch) */
     float *up;              /* (n_ff, n_batch) */
     float *rope;            /* (head_dim, n_batch) cos, sin of each pair's angle */
-    float *att;             /* (n_ctx) attention weights of one head */
-    float *kvrow;           /* (head_dim) one key or value as float */
-    float *row;             /* (max(n_embd, n_ff)) one dequantized weight row */
+    float *att;             /* (n_ctx, n_threads) attention weights, per thread */
+    float *rows;            /* (max(n_embd, n_ff), n_threads) a dequantized weight row, per thread */
     float *logits;          /* (n_vocab) */
+    void *act[N_ACT];       /* (act_size(max(n_embd, n_ff)), n_batch) a product's quantized
+                             * input, per activation type the model's matrices use */
+    uint32_t act_wtype[N_ACT]; /* a weight type of each activation type, for sizes */
+    int plain;              /* 1: every product in float over dequantized rows */
+    int n_threads;
+    dot_f16_fn dot_f16;
+    axpy_f16_fn axpy_f16;
     uint16_t *k_cache;      /* (n_kv, n_ctx, n_layer) F16 */
     uint16_t *v_cache;      /* (n_kv, n_ctx, n_layer) F16 */
 };
@@ -42,6 +85,103 @@ static void *alloc_array(uint64_t n, size_t size)
 {
     if (n > SIZE_MAX / size) return NULL;
     return calloc(n ? (size_t)n : 1, size);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Attention kernels                                                         */
+
+static float dot_f16_scalar(const float *q, const uint16_t *k, uint32_t n)
+{
+    float sum = 0.0f;
+    for (uint32_t i = 0; i < n; i++) sum += q[i] * gguf_fp16_to_fp32(k[i]);
+    return sum;
+}
+
+static void axpy_f16_scalar(float *o, float a, const uint16_t *v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) o[i] += a * gguf_fp16_to_fp32(v[i]);
+}
+
+#ifdef HAVE_X86
+/* The same with F16C and FMA, 8 elements at a time (n a multiple of 8). */
+__attribute__((target("avx2,fma,f16c"))) static float dot_f16_avx2(const float *q, const uint16_t *k,
+                                                                   uint32_t n)
+{
+    __m256 acc = _mm256_setzero_ps();
+    for (uint32_t i = 0; i < n; i += 8) {
+        const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i)));
+        acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), kv, acc);
+    }
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    return _mm_cvtss_f32(h);
+}
+
+__attribute__((target("avx2,fma,f16c"))) static void axpy_f16_avx2(float *o, float a,
+                                                                  const uint16_t *v, uint32_t n)
+{
+    const __m256 av = _mm256_set1_ps(a);
+    for (uint32_t i = 0; i < n; i += 8) {
+        const __m256 vv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(v + i)));
+        _mm256_storeu_ps(o + i, _mm256_fmadd_ps(av, vv, _mm256_loadu_ps(o + i)));
+    }
+}
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* The state                                                                 */
+
+static int max_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* (Re)allocates the per-thread buffers for n threads. */
+static int alloc_thread_buffers(qwen_state *s, int n)
+{
+    const qwen_config *c = &s->m->config;
+    uint64_t row = c->n_embd > c->n_ff ? c->n_embd : c->n_ff;
+    float *att = alloc_array((uint64_t)s->n_ctx * (uint64_t)n, sizeof(float));
+    float *rows = alloc_array(row * (uint64_t)n, sizeof(float));
+    if (!att || !rows) {
+        free(att);
+        free(rows);
+        return GGUF_E_NOMEM;
+    }
+    free(s->att);
+    free(s->rows);
+    s->att = att;
+    s->rows = rows;
+    s->n_threads = n;
+    return GGUF_OK;
+}
+
+/* Notes in s->act_wtype which activation types the model's matrices use
+ * (GGUF_T_COUNT for none). */
+static void find_act_types(qwen_state *s)
+{
+    const qwen_weights *w = &s->m->weights;
+    for (int k = 0; k < N_ACT; k++) s->act_wtype[k] = GGUF_T_COUNT;
+    const qwen_matrix *list[8];
+    for (uint32_t l = 0; l <= s->m->config.n_layer; l++) {
+        int n = 0;
+        if (l < s->m->config.n_layer) {
+            const qwen_layer *L = &w->layers[l];
+            list[n++] = &L->wq, list[n++] = &L->wk, list[n++] = &L->wv, list[n++] = &L->wo;
+            list[n++] = &L->w_gate, list[n++] = &L->w_up, list[n++] = &L->w_down;
+        } else {
+            list[n++] = &w->output;
+        }
+        for (int i = 0; i < n; i++) {
+            int k = act_index(gguf_matmul_act_type(list[i]->type));
+            if (k >= 0) s->act_wtype[k] = list[i]->type;
+        }
+    }
 }
 
 int qwen_state_new(qwen_state **out, const qwen_model *m, uint32_t n_ctx, uint32_t n_batch,
@@ -76,22 +216,61 @@ int qwen_state_new(qwen_state **out, const qwen_model *m, uint32_t n_ctx, uint32
     s->gate = alloc_array(c->n_ff * nb, sizeof(float));
     s->up = alloc_array(c->n_ff * nb, sizeof(float));
     s->rope = alloc_array(c->head_dim * nb, sizeof(float));
-    s->att = alloc_array(n_ctx, sizeof(float));
-    s->kvrow = alloc_array(c->head_dim, sizeof(float));
-    s->row = alloc_array(row, sizeof(float));
     s->logits = alloc_array(c->n_vocab, sizeof(float));
     s->k_cache = alloc_array(cache, sizeof(uint16_t));
     s->v_cache = alloc_array(cache, sizeof(uint16_t));
-    if (!s->x || !s->xb || !s->q || !s->k || !s->v || !s->ao || !s->gate || !s->up ||
-        !s->rope || !s->att || !s->kvrow || !s->row || !s->logits || !s->k_cache ||
-        !s->v_cache) {
+    int ok = s->x && s->xb && s->q && s->k && s->v && s->ao && s->gate && s->up && s->rope &&
+             s->logits && s->k_cache && s->v_cache;
+    find_act_types(s);
+    for (int k = 0; k < N_ACT && ok; k++) {
+        if (s->act_wtype[k] == GGUF_T_COUNT) continue;
+        /* room for the widest input, rounded up to a multiple of 256 (of
+         * every block size) */
+        s->act[k] = alloc_array(nb, gguf_matmul_act_size(s->act_wtype[k], (int64_t)((row + 255) / 256 * 256)));
+        ok = s->act[k] != NULL;
+    }
+    if (ok) ok = alloc_thread_buffers(s, max_threads()) == GGUF_OK;
+    if (!ok) {
         qwen_state_free(s);
         return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX,
                          "%s: out of memory for a context of %" PRIu32 " tokens",
                          gguf_name(m->file), n_ctx);
     }
+    s->dot_f16 = dot_f16_scalar;
+    s->axpy_f16 = axpy_f16_scalar;
+#ifdef HAVE_X86
+    if (c->head_dim % 8 == 0 && gguf_simd_get() != GGUF_SIMD_SCALAR &&
+        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+        __builtin_cpu_supports("f16c")) {
+        s->dot_f16 = dot_f16_avx2;
+        s->axpy_f16 = axpy_f16_avx2;
+    }
+#endif
     *out = s;
     return GGUF_OK;
+}
+
+int qwen_state_set_threads(qwen_state *s, int n, gguf_error *err)
+{
+    if (!s || n < 1 || n > QWEN_MAX_THREADS)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "thread count %d out of range 1..%d", n,
+                         QWEN_MAX_THREADS);
+#ifndef _OPENMP
+    n = 1;
+#endif
+    if (alloc_thread_buffers(s, n) != GGUF_OK)
+        return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "out of memory for %d threads", n);
+    return GGUF_OK;
+}
+
+int qwen_state_threads(const qwen_state *s)
+{
+    return s->n_threads;
+}
+
+void qwen_state_set_plain(qwen_state *s, int plain)
+{
+    s->plain = plain != 0;
 }
 
 void qwen_state_free(qwen_state *s)
@@ -107,9 +286,9 @@ void qwen_state_free(qwen_state *s)
     free(s->up);
     free(s->rope);
     free(s->att);
-    free(s->kvrow);
-    free(s->row);
+    free(s->rows);
     free(s->logits);
+    for (int k = 0; k < N_ACT; k++) free(s->act[k]);
     free(s->k_cache);
     free(s->v_cache);
     free(s);
@@ -140,18 +319,99 @@ static float dot(const float *a, const float *b, uint64_t n)
     return sum;
 }
 
-/* out (w->rows, n) = w times each of the n vectors of in (w->cols, n).
- * Each weight row is dequantized once into s->row and used for all n. */
-static void matmul(qwen_state *s, float *out, const float *in, const qwen_matrix *w, uint32_t n)
+/* The thread's number and the team's size inside a parallel region. */
+static int thread_id(void)
 {
-    for (uint64_t r = 0; r < w->rows; r++) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+static int team_size(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
+/* One product of a matmul() call: out (w->rows, n) = w times the input. */
+struct product {
+    const qwen_matrix *w;
+    float *out;
+};
+
+/* Rows r0 .. r1 of w times the n vectors of in, in float, each weight row
+ * dequantized once into row. */
+static void plain_rows(const qwen_matrix *w, uint64_t r0, uint64_t r1, const float *in,
+                       uint32_t n, float *out, float *row)
+{
+    for (uint64_t r = r0; r < r1; r++) {
         const unsigned char *src = (const unsigned char *)w->data + r * w->row_bytes;
-        int st = gguf_dequantize_row(w->type, src, s->row, (int64_t)w->cols);
+        int st = gguf_dequantize_row(w->type, src, row, (int64_t)w->cols);
         assert(st == GGUF_OK); /* the type and width were checked at load */
         (void)st;
         for (uint32_t t = 0; t < n; t++)
-            out[(uint64_t)t * w->rows + r] = dot(s->row, in + (uint64_t)t * w->cols, w->cols);
+            out[(uint64_t)t * w->rows + r] = dot(row, in + (uint64_t)t * w->cols, w->cols);
     }
+}
+
+/* The np products p[] of the n vectors of `in` (all matrices of the same
+ * width), on the state's threads: the input is quantized once per
+ * activation type the matrices need, then each thread takes its share of
+ * the rows of every matrix. */
+static void matmul(qwen_state *s, const float *in, uint32_t n, const struct product *p, int np)
+{
+    const uint64_t cols = p[0].w->cols;
+    uint32_t need[N_ACT]; /* a weight type per activation type needed, else GGUF_T_COUNT */
+    size_t stride[N_ACT] = {0};
+    for (int k = 0; k < N_ACT; k++) need[k] = GGUF_T_COUNT;
+    for (int i = 0; i < np && !s->plain; i++) {
+        const int k = act_index(gguf_matmul_act_type(p[i].w->type));
+        if (k < 0) continue;
+        need[k] = p[i].w->type;
+        stride[k] = gguf_matmul_act_size(p[i].w->type, (int64_t)cols);
+    }
+#pragma omp parallel num_threads(s->n_threads)
+    {
+        for (int k = 0; k < N_ACT; k++) {
+            if (need[k] == GGUF_T_COUNT) continue;
+            unsigned char *act = s->act[k];
+#pragma omp for schedule(static)
+            for (uint32_t t = 0; t < n; t++) {
+                int st = gguf_matmul_quantize(need[k], in + (uint64_t)t * cols,
+                                              act + (size_t)t * stride[k], (int64_t)cols);
+                assert(st == GGUF_OK);
+                (void)st;
+            }
+        }
+        const int id = thread_id(), nt = team_size();
+        for (int i = 0; i < np; i++) {
+            const qwen_matrix *w = p[i].w;
+            const uint64_t r0 = w->rows * (uint64_t)id / (uint64_t)nt;
+            const uint64_t r1 = w->rows * (uint64_t)(id + 1) / (uint64_t)nt;
+            const int k = s->plain ? -1 : act_index(gguf_matmul_act_type(w->type));
+            if (k < 0) {
+                plain_rows(w, r0, r1, in, n, p[i].out, s->rows + (uint64_t)id * cols);
+                continue;
+            }
+            int st = gguf_matmul(w->type, (const unsigned char *)w->data + r0 * w->row_bytes,
+                                 w->row_bytes, (int64_t)(r1 - r0), (int64_t)cols, s->act[k],
+                                 stride[k], n, p[i].out + r0, w->rows);
+            assert(st == GGUF_OK);
+            (void)st;
+        }
+    }
+}
+
+/* A single product. */
+static void matmul1(qwen_state *s, float *out, const float *in, const qwen_matrix *w, uint32_t n)
+{
+    const struct product p = {w, out};
+    matmul(s, in, n, &p, 1);
 }
 
 /* out (n) = x / sqrt(mean(x^2) + eps) * weight.  The sum of squares is
@@ -194,11 +454,6 @@ static void rope_apply(float *vec, uint32_t n_heads, uint32_t head_dim, const fl
     }
 }
 
-static void f16_to_float(float *dst, const uint16_t *src, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) dst[i] = gguf_fp16_to_fp32(src[i]);
-}
-
 /* Softmax of x[0..n) in place. */
 static void softmax(float *x, uint32_t n)
 {
@@ -218,36 +473,44 @@ static void softmax(float *x, uint32_t n)
  * pos + n - 1, whose keys and values are already in the cache: s->ao gets,
  * for each token and query head, the softmax-weighted sum of the values of
  * positions 0 .. its own, weighted by scaled query-key dot products.
- * Query head h reads KV head h / (n_head / n_head_kv). */
+ * Query head h reads KV head h / (n_head / n_head_kv).  The (token, head)
+ * pairs are shared among the threads. */
 static void attention(qwen_state *s, uint32_t l, uint32_t n)
 {
     const qwen_config *c = &s->m->config;
-    uint32_t hd = c->head_dim, group = c->n_head / c->n_head_kv;
-    float scale = 1.0f / sqrtf((float)hd);
+    const uint32_t hd = c->head_dim, group = c->n_head / c->n_head_kv;
+    const float scale = 1.0f / sqrtf((float)hd);
     const uint16_t *kc = s->k_cache + (uint64_t)l * s->n_ctx * c->n_kv;
     const uint16_t *vc = s->v_cache + (uint64_t)l * s->n_ctx * c->n_kv;
-    for (uint32_t t = 0; t < n; t++) {
-        uint32_t len = s->pos + t + 1; /* causal: positions 0 .. pos + t */
-        for (uint32_t h = 0; h < c->n_head; h++) {
-            const float *q = s->q + (uint64_t)t * c->n_embd + (uint64_t)h * hd;
-            uint64_t kvoff = (uint64_t)(h / group) * hd;
-            for (uint32_t j = 0; j < len; j++) {
-                f16_to_float(s->kvrow, kc + (uint64_t)j * c->n_kv + kvoff, hd);
-                s->att[j] = dot(q, s->kvrow, hd) * scale;
-            }
-            softmax(s->att, len);
-            float *o = s->ao + (uint64_t)t * c->n_embd + (uint64_t)h * hd;
-            memset(o, 0, hd * sizeof *o);
-            for (uint32_t j = 0; j < len; j++) {
-                f16_to_float(s->kvrow, vc + (uint64_t)j * c->n_kv + kvoff, hd);
-                for (uint32_t i = 0; i < hd; i++) o[i] += s->att[j] * s->kvrow[i];
-            }
-        }
+    const int64_t pairs = (int64_t)n * c->n_head;
+#pragma omp parallel for schedule(static, 1) num_threads(s->n_threads)
+    for (int64_t th = 0; th < pairs; th++) {
+        const uint32_t t = (uint32_t)(th / c->n_head), h = (uint32_t)(th % c->n_head);
+        float *att = s->att + (uint64_t)thread_id() * s->n_ctx;
+        const uint32_t len = s->pos + t + 1; /* causal: positions 0 .. pos + t */
+        const float *q = s->q + (uint64_t)t * c->n_embd + (uint64_t)h * hd;
+        const uint64_t kvoff = (uint64_t)(h / group) * hd;
+        for (uint32_t j = 0; j < len; j++)
+            att[j] = s->dot_f16(q, kc + (uint64_t)j * c->n_kv + kvoff, hd) * scale;
+        softmax(att, len);
+        float *o = s->ao + (uint64_t)t * c->n_embd + (uint64_t)h * hd;
+        memset(o, 0, hd * sizeof *o);
+        for (uint32_t j = 0; j < len; j++) s->axpy_f16(o, att[j], vc + (uint64_t)j * c->n_kv + kvoff, hd);
     }
 }
 
 /* ------------------------------------------------------------------------ */
 /* The forward pass                                                          */
+
+/* gate (n) = silu(gate) * up, on the state's threads. */
+static void swiglu(qwen_state *s, uint64_t n)
+{
+#pragma omp parallel for schedule(static) num_threads(s->n_threads)
+    for (uint64_t i = 0; i < n; i++) {
+        const float g = s->gate[i];
+        s->gate[i] = g / (1.0f + expf(-g)) * s->up[i];
+    }
+}
 
 /* One step: the n <= n_batch tokens at positions s->pos ...; checked by the
  * caller. */
@@ -272,9 +535,8 @@ static void forward_batch(qwen_state *s, const int32_t *tokens, uint32_t n)
         /* Attention. */
         for (uint32_t t = 0; t < n; t++)
             rmsnorm(s->xb + (uint64_t)t * e, s->x + (uint64_t)t * e, L->attn_norm, e, c->rms_eps);
-        matmul(s, s->q, s->xb, &L->wq, n);
-        matmul(s, s->k, s->xb, &L->wk, n);
-        matmul(s, s->v, s->xb, &L->wv, n);
+        const struct product qkv[3] = {{&L->wq, s->q}, {&L->wk, s->k}, {&L->wv, s->v}};
+        matmul(s, s->xb, n, qkv, 3);
         uint16_t *kc = s->k_cache + (uint64_t)l * s->n_ctx * kv;
         uint16_t *vc = s->v_cache + (uint64_t)l * s->n_ctx * kv;
         for (uint32_t t = 0; t < n; t++) {
@@ -294,26 +556,23 @@ static void forward_batch(qwen_state *s, const int32_t *tokens, uint32_t n)
             }
         }
         attention(s, l, n);
-        matmul(s, s->xb, s->ao, &L->wo, n);
+        matmul1(s, s->xb, s->ao, &L->wo, n);
         for (uint64_t i = 0; i < (uint64_t)n * e; i++) s->x[i] += s->xb[i];
 
         /* Feed-forward. */
         for (uint32_t t = 0; t < n; t++)
             rmsnorm(s->xb + (uint64_t)t * e, s->x + (uint64_t)t * e, L->ffn_norm, e, c->rms_eps);
-        matmul(s, s->gate, s->xb, &L->w_gate, n);
-        matmul(s, s->up, s->xb, &L->w_up, n);
-        for (uint64_t i = 0; i < (uint64_t)n * ff; i++) {
-            float g = s->gate[i];
-            s->gate[i] = g / (1.0f + expf(-g)) * s->up[i];
-        }
-        matmul(s, s->xb, s->gate, &L->w_down, n);
+        const struct product gate_up[2] = {{&L->w_gate, s->gate}, {&L->w_up, s->up}};
+        matmul(s, s->xb, n, gate_up, 2);
+        swiglu(s, (uint64_t)n * ff);
+        matmul1(s, s->xb, s->gate, &L->w_down, n);
         for (uint64_t i = 0; i < (uint64_t)n * e; i++) s->x[i] += s->xb[i];
     }
 
     /* Logits of the last token only. */
     const float *last = s->x + (uint64_t)(n - 1) * e;
     rmsnorm(s->xb, last, w->output_norm, e, c->rms_eps);
-    matmul(s, s->logits, s->xb, &w->output, 1);
+    matmul1(s, s->logits, s->xb, &w->output, 1);
     s->pos += n;
 }
 

@@ -13,6 +13,12 @@
  * projection; residual; RMSNorm; SwiGLU feed-forward (silu(gate) * up, then
  * down); residual.  Then the final RMSNorm and the logits of the output
  * matrix (token_embd when tied).
+ *
+ * Matrix products quantize their input to 8 bits per block and take
+ * integer dot products with the quantized weights (gguf_matmul()), as the
+ * reference engines do; plain mode multiplies dequantized rows in float
+ * instead, slowly, as the reference the fast path is tested against.  The
+ * work is shared among OpenMP threads.
  */
 #ifndef QWEN_FORWARD_H
 #define QWEN_FORWARD_H
@@ -38,6 +44,24 @@ typedef struct qwen_state qwen_state;
  * range, GGUF_E_NOMEM.  *out is NULL on failure. */
 int qwen_state_new(qwen_state **out, const qwen_model *m, uint32_t n_ctx, uint32_t n_batch,
                    gguf_error *err);
+
+/* Most threads a state takes. */
+#define QWEN_MAX_THREADS 1024
+
+/* Sets the number of threads the forward pass runs on (default: OpenMP's
+ * omp_get_max_threads() when the state was made; 1 in a build without
+ * OpenMP).  Returns GGUF_OK, GGUF_E_INVALID for n outside 1 ..
+ * QWEN_MAX_THREADS, GGUF_E_NOMEM (the state is then unchanged). */
+int qwen_state_set_threads(qwen_state *s, int n, gguf_error *err);
+
+/* The number of threads in use. */
+int qwen_state_threads(const qwen_state *s);
+
+/* plain != 0: every product from now on multiplies dequantized weight rows
+ * with the float inputs (the reference of the quantized path; slow).
+ * 0 (the default): quantized activations for every weight type that has
+ * them. */
+void qwen_state_set_plain(qwen_state *s, int plain);
 
 /* Releases the state.  NULL is allowed. */
 void qwen_state_free(qwen_state *s);

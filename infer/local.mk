@@ -3,13 +3,14 @@
 noinst_LTLIBRARIES += infer/libinfer.la
 infer_libinfer_la_SOURCES =
 infer_libinfer_la_CPPFLAGS = $(AM_CPPFLAGS)
-infer_libinfer_la_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS)
+infer_libinfer_la_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(OPENMP_CFLAGS)
 infer_libinfer_la_LIBADD = $(PCRE2_LIBS)
 
 # --- tokenizer ---
 infer_libinfer_la_SOURCES += infer/tokenizer.c infer/tokenizer.h
 
-# --- model (config, weights) and the CPU forward pass ---
+# --- model (config, weights) and the CPU forward pass (OpenMP: programs
+# that link this library link with $(OPENMP_CFLAGS)) ---
 infer_libinfer_la_SOURCES += infer/model.h infer/model.c infer/forward.h infer/forward.c
 infer_libinfer_la_LIBADD += -lm
 

@@ -34,6 +34,7 @@
 #define GGUF_QUANT_DOT_H
 
 #include <float.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "quant/kernels.h"
@@ -95,6 +96,26 @@ GQ_HIDDEN gq_dot_fn gq_dot_kernel(uint32_t wtype);
  * types the level does not speed up.  The caller makes sure that the CPU
  * has the level (gguf_simd_set() accepts it). */
 GQ_HIDDEN gq_dot_fn gq_dot_kernel_at(int level, uint32_t wtype);
+
+/* Matrix products (gguf_matmul(), matmul.c): out[c * out_stride + r] =
+ * row r of the weights (k elements) times activation column c, for r <
+ * nrows, c < ncols; arguments checked by the caller.  Levels may sum
+ * floats in another order than the scalar kernels (see quant/quant.h). */
+typedef void (*gq_matmul_fn)(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                             const void *act, size_t act_stride, int64_t ncols, float *out,
+                             size_t out_stride);
+
+struct gq_matmul_kernels {
+    gq_matmul_fn gemm[GGUF_T_COUNT]; /* by weight type id; NULL: one dot kernel call per output */
+};
+
+#ifdef GQ_HAVE_AVX2
+extern GQ_HIDDEN const struct gq_matmul_kernels gq_matmul_avx2;
+#endif
+#ifdef GQ_HAVE_AVX512
+/* AVX-512 VL with VNNI; used only where the CPU has VNNI. */
+extern GQ_HIDDEN const struct gq_matmul_kernels gq_matmul_avx512;
+#endif
 
 /* The reference quantizer of Q8_1 (dot.c). */
 GQ_HIDDEN void gq_quant_q8_1(const float *src, void *dst, int64_t n);

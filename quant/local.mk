@@ -17,7 +17,8 @@ quant_libquant_la_SOURCES = \
 	quant/rows.c \
 	quant/simd.c \
 	quant/dot.h \
-	quant/dot.c
+	quant/dot.c \
+	quant/matmul.c
 quant_libquant_la_CFLAGS = $(QUANT_CFLAGS)
 quant_libquant_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 
@@ -36,7 +37,8 @@ ggufinclude_HEADERS += quant/quant.h
 # kernels bit for bit.
 if HAVE_AVX2_FLAGS
 noinst_LTLIBRARIES += quant/libquant_avx2.la
-quant_libquant_avx2_la_SOURCES = quant/kernels-avx2.c quant/vkernels.h quant/dot-avx2.c
+quant_libquant_avx2_la_SOURCES = quant/kernels-avx2.c quant/vkernels.h quant/dot-avx2.c \
+	quant/matmul-x86.c
 quant_libquant_avx2_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c
 quant_libquant_avx2_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 QUANT_CPPFLAGS += -DGQ_HAVE_AVX2
@@ -51,4 +53,14 @@ quant_libquant_avx512_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 QUANT_CPPFLAGS += -DGQ_HAVE_AVX512
 gguf_libgguf_la_LIBADD += quant/libquant_avx512.la
 QUANT_INTERNAL_LIBS += quant/libquant_avx512.la
+# The matrix-product kernels again, with VNNI: a library of their own, as
+# they run only where the CPU has VNNI, which the AVX-512 level does not
+# require.
+noinst_LTLIBRARIES += quant/libquant_vnni.la
+quant_libquant_vnni_la_SOURCES = quant/matmul-x86.c
+quant_libquant_vnni_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c -mavx512f -mavx512bw \
+	-mavx512vl -mavx512vnni
+quant_libquant_vnni_la_CPPFLAGS = $(QUANT_CPPFLAGS)
+gguf_libgguf_la_LIBADD += quant/libquant_vnni.la
+QUANT_INTERNAL_LIBS += quant/libquant_vnni.la
 endif

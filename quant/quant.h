@@ -9,7 +9,8 @@
  * Quantizers follow the reference algorithms of the formats' authors
  * (llama.cpp's ggml-quants, without an importance matrix) and produce the
  * same bytes for the same input.  Every function here gives identical
- * results whichever SIMD path runs (see gguf_simd_*).
+ * results whichever SIMD path runs (see gguf_simd_*), except gguf_matmul(),
+ * whose float sums may round differently (within a stated bound).
  */
 #ifndef GGUF_QUANT_H
 #define GGUF_QUANT_H
@@ -81,6 +82,54 @@ GGUF_API int gguf_quantize_rows(uint32_t type, const float *src, void *dst, int6
  * quantized, and GGUF_E_NOMEM when the buffers cannot be allocated. */
 GGUF_API int gguf_convert_rows(uint32_t from, const void *src, uint32_t to, void *dst,
                                 int64_t nrows, int64_t ne0, int nthreads);
+
+/* ------------------------------------------------------------------------ */
+/* Matrix products over quantized weights                                    */
+/*
+ * The product of a weight matrix kept in its quantized form with float
+ * inputs, as inference engines compute it: each input vector is quantized
+ * once, per block, into an 8-bit activation type paired with the weight
+ * type (gguf_matmul_act_type()), and every output is an integer dot
+ * product per block, scaled in float.  The result is therefore not the
+ * float product of the dequantized rows: the inputs are rounded to 8 bits.
+ *
+ * Weight types: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (activations Q8_0, or Q8_1 for
+ * Q4_1 and Q5_1: Q8_0's quants with d and the half d * sum(q) in front)
+ * and Q2_K .. Q6_K (activations Q8_K).  Functions here are single-threaded
+ * and reentrant; split the rows of a matrix among threads. */
+
+/* The activation type (GGUF_T_Q8_0, GGUF_T_Q8_1 or GGUF_T_Q8_K) paired
+ * with weight type `wtype`, or GGUF_T_COUNT when gguf_matmul() does not
+ * take `wtype`. */
+GGUF_API uint32_t gguf_matmul_act_type(uint32_t wtype);
+
+/* Bytes of activations for an input of n elements for weight type wtype;
+ * 0 when wtype is not taken or n is not a positive multiple of its block
+ * size. */
+GGUF_API size_t gguf_matmul_act_size(uint32_t wtype, int64_t n);
+
+/* Quantizes the n floats at src into activations for weight type wtype at
+ * dst (gguf_matmul_act_size(wtype, n) bytes).  The same bytes at every SIMD
+ * level.  GGUF_E_INVALID for NULL pointers or n not a positive multiple of
+ * the block size, GGUF_E_UNSUPPORTED for a type that is not taken. */
+GGUF_API int gguf_matmul_quantize(uint32_t wtype, const float *src, void *dst, int64_t n);
+
+/* out[c * out_stride + r] = the dot product of row r of the weights with
+ * activation column c, for r < nrows and c < ncols.  Row r of the weights
+ * starts at w + r * w_stride and has k elements (a positive multiple of
+ * the block size); column c of the activations starts at act + c *
+ * act_stride and comes from gguf_matmul_quantize(wtype, ..., k).
+ *
+ * The integer sum of each block is exact; the float steps after it may be
+ * done in another order at each SIMD level, so results may differ by
+ * rounding from the scalar path's: by at most 2 (k / 32 + 16) FLT_EPSILON
+ * times the sum of the magnitudes of the scaled block terms.
+ *
+ * GGUF_E_INVALID for NULL pointers, k not a positive multiple of the block
+ * size, or negative counts; GGUF_E_UNSUPPORTED for a type not taken. */
+GGUF_API int gguf_matmul(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, int64_t k,
+                         const void *act, size_t act_stride, int64_t ncols, float *out,
+                         size_t out_stride);
 
 /* ------------------------------------------------------------------------ */
 /* SIMD paths                                                                */

@@ -128,6 +128,7 @@ check_PROGRAMS += tests/test-forward
 tests_test_forward_SOURCES = tests/test-forward.c tests/ref-forward.c tests/ref-forward.h \
 	tests/testutil.h
 tests_test_forward_LDADD = infer/libinfer.la gguf/libgguf.la -lm
+tests_test_forward_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/test-forward
 
 # --- infer/ tokenizer: split, BPE against a reference loop, round trip,
@@ -136,6 +137,7 @@ TESTS += tests/test-forward
 check_PROGRAMS += tests/test-tokenizer
 tests_test_tokenizer_SOURCES = tests/test-tokenizer.c tests/testutil.h
 tests_test_tokenizer_LDADD = infer/libinfer.la gguf/libgguf.la
+tests_test_tokenizer_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/test-tokenizer tests/test-tokenizer-real.sh tests/test-tokenizer-synth.sh
 EXTRA_DIST += tests/test-tokenizer-real.sh tests/test-tokenizer-synth.sh \
 	tests/data/tokenizer/README.md tests/data/tokenizer/qwen2.inp tests/data/tokenizer/qwen2.out
@@ -174,5 +176,6 @@ bench: tests/test-quant-dot$(EXEEXT)
 check_PROGRAMS += tests/qwen-run-check
 tests_qwen_run_check_SOURCES = tests/qwen-run-check.c tests/ref-forward.c tests/ref-forward.h
 tests_qwen_run_check_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm
+tests_qwen_run_check_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/test-qwen-run.sh tests/test-qwen-run-real.sh
 EXTRA_DIST += tests/test-qwen-run.sh tests/test-qwen-run-real.sh

@@ -11,10 +11,15 @@
  *      float bits for the K-quants; for the legacy types, whose block sums
  *      may round in another order, within GQ_DOT_TOL(n) of the same sum of
  *      magnitudes (quant/dot.h says which is which).
- * Also the pairing of weight and activation types.
+ * Also the pairing of weight and activation types, and gguf_matmul() (the
+ * public matrix product): at every level, each output against the scalar
+ * dot kernel within GQ_DOT_TOL(k) of the same sum of magnitudes, for
+ * several row and column counts (tiles and their remainders), padded
+ * strides, and its argument checks.
  * `test-quant-dot --bench` instead prints the GB/s of weight bytes one
  * thread streams through each kernel in a 4096 x 4096 matrix-vector
- * product, per SIMD level. */
+ * product, per SIMD level, and gguf_matmul()'s GB/s (one column) and
+ * integer multiply-adds per second (64 columns). */
 #include <config.h>
 
 #include <math.h>
@@ -270,12 +275,163 @@ static void test_pairs(void)
     }
 }
 
+/* gguf_matmul() of nr rows of k weights (quantized Gaussian rows, or
+ * random raw blocks) with nc activation columns, at every level, against
+ * the scalar dot kernel per output; strides padded. */
+static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
+{
+    const struct tinfo ti = info(t);
+    const size_t row_bytes = (size_t)(k / ti.bs) * (size_t)ti.bytes, w_stride = row_bytes + 16;
+    const size_t asz = gguf_matmul_act_size(t, k), a_stride = asz + 40, o_stride = (size_t)nr + 3;
+    uint8_t *wq = calloc((size_t)nr, w_stride), *act = calloc((size_t)nc, a_stride);
+    float *src = malloc(sizeof(float) * (size_t)k), *w = malloc(sizeof(float) * (size_t)k);
+    float *a = malloc(sizeof(float) * (size_t)k * (size_t)nc);
+    float *out = malloc(sizeof(float) * o_stride * (size_t)nc);
+    if (!wq || !act || !src || !w || !a || !out) HARD_ERROR("out of memory");
+    REQUIRE(asz == (size_t)gq_dot_act_size(t, k), "%s act size %zu", ti.name, asz);
+    for (int r = 0; r < nr; r++) {
+        if (raw) {
+            random_blocks(t, wq + (size_t)r * w_stride, k / ti.bs);
+        } else {
+            const double ws = pow(10.0, -2.0 + 4.0 * uniform());
+            for (int i = 0; i < k; i++) src[i] = (float)(gauss() * ws);
+            REQUIRE(gguf_quantize_row(t, src, wq + (size_t)r * w_stride, k) == GGUF_OK, "quantize");
+        }
+    }
+    for (int c = 0; c < nc; c++) {
+        const double xs = pow(10.0, -2.0 + 4.0 * uniform());
+        for (int i = 0; i < k; i++) src[i] = (float)(gauss() * xs);
+        REQUIRE(gguf_matmul_quantize(t, src, act + (size_t)c * a_stride, k) == GGUF_OK, "act");
+        dequant_act(t, act + (size_t)c * a_stride, a + (size_t)c * (size_t)k, k);
+    }
+    const int saved = gguf_simd_get();
+    for (int l = 0; l < N_LEVELS; l++) {
+        if (!level_ok[l]) continue;
+        REQUIRE(gguf_simd_set(l) == GGUF_OK, "set level %d", l);
+        for (size_t i = 0; i < o_stride * (size_t)nc; i++) out[i] = -12345.0f;
+        CHECK(gguf_matmul(t, wq, w_stride, nr, k, act, a_stride, nc, out, o_stride) == GGUF_OK,
+              "%s matmul", ti.name);
+        for (int r = 0; r < nr; r++) {
+            const uint8_t *row = wq + (size_t)r * w_stride;
+            gq_dequant_kernel_at(GGUF_SIMD_SCALAR, t)(row, w, k);
+            for (int c = 0; c < nc; c++) {
+                const uint8_t *ac = act + (size_t)c * a_stride;
+                const float ref = gq_dot_kernel_at(GGUF_SIMD_SCALAR, t)(k, row, ac);
+                double mag;
+                tol_ref(t, w, a + (size_t)c * (size_t)k, ac, row, k, &mag);
+                const double tl = GQ_DOT_TOL(k) * mag + 1e-30;
+                const float v = out[(size_t)c * o_stride + (size_t)r];
+                CHECK(fabs((double)v - (double)ref) <= tl,
+                      "%s matmul %s %dx%d, %d columns, %s: [%d,%d] %.9g, scalar %.9g, tol %.3g",
+                      ti.name, raw ? "random" : "quantized", nr, k, nc, gguf_simd_name(l), r, c, v,
+                      ref, tl);
+            }
+        }
+        /* the padding between columns of out is not written */
+        for (int c = 0; c < nc; c++)
+            for (size_t i = (size_t)nr; i < o_stride; i++)
+                CHECK(out[(size_t)c * o_stride + i] == -12345.0f, "%s matmul wrote padding", ti.name);
+    }
+    if (gguf_simd_set(saved) != GGUF_OK) HARD_ERROR("cannot restore SIMD level %d", saved);
+    free(wq);
+    free(act);
+    free(src);
+    free(w);
+    free(a);
+    free(out);
+}
+
+static void test_matmul(void)
+{
+    static const int ncols[] = {1, 2, 3, 4, 5, 7, 9};
+    for (size_t i = 0; i < N_TYPES; i++) {
+        const uint32_t t = types[i];
+        const int bs = info(t).bs;
+        for (size_t j = 0; j < sizeof ncols / sizeof ncols[0]; j++) {
+            check_matmul(t, 21, 6 * bs, ncols[j], 0);
+            check_matmul(t, 5, 2 * bs, ncols[j], 1);
+        }
+        check_matmul(t, 33, 1536 / bs * bs, 4, 0);
+        check_matmul(t, 0, bs, 4, 0); /* no rows: nothing to do */
+        check_matmul(t, 3, bs, 0, 0); /* no columns */
+        CHECK(gguf_matmul_act_type(t) == gq_dot_act_type(t), "%s act type", info(t).name);
+    }
+    /* argument checks */
+    uint8_t buf[1024] = {0};
+    float out[8];
+    CHECK(gguf_matmul_act_type(GGUF_T_F16) == GGUF_T_COUNT, "F16 has no act type");
+    CHECK(gguf_matmul_act_size(GGUF_T_F16, 256) == 0, "F16 act size");
+    CHECK(gguf_matmul_act_size(GGUF_T_Q4_K, 255) == 0, "act size of a partial block");
+    CHECK(gguf_matmul_act_size(GGUF_T_Q4_K, 0) == 0, "act size of nothing");
+    CHECK(gguf_matmul_act_size(GGUF_T_Q4_0, 64) == 68, "Q8_0 act size");
+    CHECK(gguf_matmul(GGUF_T_F16, buf, 0, 1, 256, buf, 0, 1, out, 1) == GGUF_E_UNSUPPORTED, "F16");
+    CHECK(gguf_matmul(GGUF_T_Q4_K, buf, 0, 1, 100, buf, 0, 1, out, 1) == GGUF_E_INVALID, "k 100");
+    CHECK(gguf_matmul(GGUF_T_Q4_K, NULL, 0, 1, 256, buf, 0, 1, out, 1) == GGUF_E_INVALID, "NULL w");
+    CHECK(gguf_matmul(GGUF_T_Q4_K, buf, 0, -1, 256, buf, 0, 1, out, 1) == GGUF_E_INVALID, "rows -1");
+    CHECK(gguf_matmul_quantize(GGUF_T_Q4_K, (const float *)buf, buf, 32) == GGUF_E_INVALID, "n 32");
+    CHECK(gguf_matmul_quantize(GGUF_T_BF16, (const float *)buf, buf, 256) == GGUF_E_UNSUPPORTED, "BF16");
+}
+
 /* Seconds of a monotonic clock. */
 static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* gguf_matmul() on a 4096 x 4096 matrix, single thread, per level, best
+ * of 3: GB/s of weights with one column, and integer multiply-adds per
+ * second (G/s) with 64 columns. */
+static int bench_matmul(void)
+{
+    enum { R = 4096, C = 4096, NC = 64 };
+    float *x = malloc(sizeof(float) * C), *y = malloc(sizeof(float) * R * NC);
+    if (!x || !y) HARD_ERROR("out of memory");
+    printf("\n%-6s %10s", "matmul", "MiB");
+    for (int l = 0; l < N_LEVELS; l++)
+        if (level_ok[l]) printf(" %8s %8s", gguf_simd_name(l), "");
+    printf("   (GB/s 1 column, GMAC/s %d columns, 1 thread)\n", NC);
+    const int saved = gguf_simd_get();
+    for (size_t ti = 0; ti < N_TYPES; ti++) {
+        const uint32_t t = types[ti];
+        const struct tinfo inf = info(t);
+        const size_t row_bytes = (size_t)(C / inf.bs) * (size_t)inf.bytes;
+        const size_t asz = gguf_matmul_act_size(t, C);
+        uint8_t *m = malloc(row_bytes * R), *act = malloc(asz * NC);
+        if (!m || !act) HARD_ERROR("out of memory");
+        for (int r = 0; r < R; r++) {
+            for (int i = 0; i < C; i++) x[i] = (float)gauss();
+            gguf_quantize_row(t, x, m + r * row_bytes, C);
+        }
+        for (int c = 0; c < NC; c++) {
+            for (int i = 0; i < C; i++) x[i] = (float)gauss();
+            gguf_matmul_quantize(t, x, act + c * asz, C);
+        }
+        printf("%-6s %10.1f", inf.name, (double)(row_bytes * R) / 1048576.0);
+        for (int l = 0; l < N_LEVELS; l++) {
+            if (!level_ok[l]) continue;
+            gguf_simd_set(l);
+            double best1 = 1e30, bestn = 1e30;
+            for (int rep = 0; rep < 3; rep++) {
+                double t0 = now();
+                gguf_matmul(t, m, row_bytes, R, C, act, asz, 1, y, R);
+                best1 = fmin(best1, now() - t0);
+                t0 = now();
+                gguf_matmul(t, m, row_bytes, R, C, act, asz, NC, y, R);
+                bestn = fmin(bestn, now() - t0);
+            }
+            printf(" %8.2f %8.1f", (double)(row_bytes * R) / best1 / 1e9,
+                   (double)R * C * NC / bestn / 1e9);
+        }
+        printf("\n");
+        free(m);
+        free(act);
+    }
+    gguf_simd_set(saved);
+    free(x);
+    free(y);
+    return 0;
 }
 
 /* GB/s of weight bytes through each kernel on a 4096 x 4096 matrix-vector
@@ -321,7 +477,7 @@ static int bench(void)
     free(x);
     free(row);
     free(y);
-    return 0;
+    return bench_matmul();
 }
 
 int main(int argc, char **argv)
@@ -330,6 +486,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench();
     test_pairs();
     for (size_t i = 0; i < N_TYPES; i++) test_type(types[i]);
+    test_matmul();
     int simd = 0;
     for (int l = 1; l < N_LEVELS; l++) simd += level_ok[l];
     if (!simd) fprintf(stderr, "note: no SIMD level here; only the scalar kernels were checked\n");

@@ -13,11 +13,7 @@
 #    (greedy-logits.txt: within 0.35 of its top; 05 diverges so at step 13,
 #    where the reference's top two differ by 0.030).
 #
-# The plain forward pass is slow (about 1-2 tokens/s on this model with one
-# thread), so by default the logits and greedy checks run on 5 prompts
-# (01 02 03 04 07: English, Chinese, code, two ChatML chats) and greedy
-# compares the first 8 ids; QWEN_RUN_FULL=1 runs all 8 prompts and the
-# full 32 ids (several minutes).  Skipped without QWEN_MODEL.
+# Skipped without QWEN_MODEL.
 
 test_name=test-qwen-run-real
 if [ -z "${QWEN_MODEL:-}" ]; then
@@ -35,14 +31,8 @@ ref=$top_srcdir/tests/data/qwen-ref
 [ -r "$ref/tokens.txt" ] || hard_error "$ref/tokens.txt missing"
 
 all="01-english 02-chinese 03-code 04-chatml 05-paragraph 06-unicode 07-chatml-chinese 08-whitespace-digits"
-if [ "${QWEN_RUN_FULL:-0}" = 1 ]; then
-    some=$all
-    n_greedy=32
-else
-    some="01-english 02-chinese 03-code 04-chatml 07-chatml-chinese"
-    n_greedy=8
-    echo "note: logits and greedy on 5 of 8 prompts, greedy ids 1..8 of 32 (QWEN_RUN_FULL=1 for all)"
-fi
+some=$all
+n_greedy=32
 
 # flags NAME: --special for the prompts holding ChatML text.
 flags() {

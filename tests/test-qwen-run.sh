@@ -76,13 +76,15 @@ for m in "$tiny" "$small"; do
     check "$b: --logits 5 equals the forward pass" same "$tmp/logits-$b.out" "$tmp/logits-$b.want"
     check "$b: --logits prints 5 lines" [ "$(wc -l < "$tmp/logits-$b.out")" -eq 5 ]
     "$CHECKER" ref-logits "$m" 5 < "$tmp/ids-$b" > "$tmp/ref-$b" || hard_error "checker ref-logits failed"
-    # Same ids in the same order, each logit within 1e-3 of the largest's size.
+    # Same ids in the same order, each logit within 2e-2 of the largest's
+    # size: the products quantize their inputs to 8 bits (3.6e-3 measured
+    # on small-q8; tests/test-forward.c bounds the whole logit vector).
     check "$b: --logits agrees with the float64 reference" python3 - "$tmp/logits-$b.out" "$tmp/ref-$b" <<'EOF'
 import sys
 a = [l.split() for l in open(sys.argv[1])]
 b = [l.split() for l in open(sys.argv[2])]
 scale = max(abs(float(v)) for _, v in b)
-ok = len(a) == len(b) == 5 and all(x[0] == y[0] and abs(float(x[1]) - float(y[1])) <= 1e-3 * scale
+ok = len(a) == len(b) == 5 and all(x[0] == y[0] and abs(float(x[1]) - float(y[1])) <= 2e-2 * scale
                                    for x, y in zip(a, b))
 if not ok: print("qwen-run:", a, "reference:", b, file=sys.stderr)
 sys.exit(0 if ok else 1)

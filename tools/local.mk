@@ -20,3 +20,4 @@ gguf_verify_LDADD = tools/libcli.la gguf/libgguf.la -lm
 bin_PROGRAMS += qwen-run
 qwen_run_SOURCES = tools/qwen-run.c
 qwen_run_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm
+qwen_run_LDFLAGS = $(OPENMP_CFLAGS)

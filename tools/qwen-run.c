@@ -47,8 +47,8 @@ struct options {
     long n_logits;              /* --logits N */
     long n_predict;             /* -n; -1: until an end token or the context is full */
     long n_ctx;                 /* -c; 0: default */
-    long threads;               /* -t (accepted) */
-    int raw, special, each_line, json, stats, print_ids, seed_set;
+    long threads;               /* -t, 0: the default */
+    int raw, special, each_line, json, stats, print_ids, seed_set, ignore_eos;
     qwen_sampler_params sp;
 };
 
@@ -64,6 +64,7 @@ struct run {
     qwen_sampler *sampler;
     uint32_t n_ctx;
     int32_t stop[3];            /* end-of-generation ids, -1 when absent */
+    float *masked;              /* --ignore-eos: the logits with the stop ids at -inf */
     /* totals for --stats */
     double load_s, prompt_s, gen_s;
     uint64_t prompt_tokens, gen_tokens;
@@ -107,8 +108,8 @@ static void usage(void)
         "  -n, --n-predict=N       generate at most N tokens (default: no limit)\n"
         "  -c, --ctx-size=N        context size in tokens (default: %u or the model's,\n"
         "                          if smaller)\n"
-        "  -t, --threads=N         accepted for compatibility; the forward pass runs on\n"
-        "                          one thread\n"
+        "  -t, --threads=N         threads of the forward pass (default: one per CPU,\n"
+        "                          or OMP_NUM_THREADS)\n"
         "      --temp=T            temperature (default 0.8); 0: greedy, deterministic\n"
         "      --top-k=K           keep the K most likely tokens (default 40; 0: all)\n"
         "      --top-p=P           keep the most likely tokens up to mass P (default 0.95)\n"
@@ -125,6 +126,8 @@ static void usage(void)
         "                          prompt, one 'ID LOGIT' per line, and exit\n"
         "      --print-ids         print the generated token ids (the end token too)\n"
         "                          instead of the text\n"
+        "      --ignore-eos        never choose an end token: generate until -n or the\n"
+        "                          context is full (for benchmarks)\n"
         "  -h, --help              show this help and exit\n"
         "  -V, --version           show the version and exit\n"
         "\n"
@@ -139,7 +142,8 @@ static void usage(void)
 
 enum {
     OPT_SYSTEM = 256, OPT_RAW, OPT_SPECIAL, OPT_EACH_LINE, OPT_JSON, OPT_TEMP, OPT_TOP_K,
-    OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_STATS, OPT_TOKENIZE, OPT_LOGITS, OPT_PRINT_IDS
+    OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_STATS, OPT_TOKENIZE, OPT_LOGITS, OPT_PRINT_IDS,
+    OPT_IGNORE_EOS
 };
 
 static const struct option long_options[] = {
@@ -164,6 +168,7 @@ static const struct option long_options[] = {
     { "tokenize", no_argument, NULL, OPT_TOKENIZE },
     { "logits", required_argument, NULL, OPT_LOGITS },
     { "print-ids", no_argument, NULL, OPT_PRINT_IDS },
+    { "ignore-eos", no_argument, NULL, OPT_IGNORE_EOS },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -219,7 +224,7 @@ static int parse_options(int argc, char **argv)
                 return cli_usage_error("-c: not a context size: '%s'", optarg);
             break;
         case 't':
-            if (parse_long(optarg, 1, 4096, &opt.threads))
+            if (parse_long(optarg, 1, QWEN_MAX_THREADS, &opt.threads))
                 return cli_usage_error("-t: not a thread count: '%s'", optarg);
             break;
         case OPT_TEMP:
@@ -261,6 +266,7 @@ static int parse_options(int argc, char **argv)
             opt.mode = MODE_LOGITS;
             break;
         case OPT_PRINT_IDS: opt.print_ids = 1; break;
+        case OPT_IGNORE_EOS: opt.ignore_eos = 1; break;
         default:
             return cli_getopt_default(c, argv, usage);
         }
@@ -451,6 +457,10 @@ static int load(struct run *R)
         cli_message(err.message);
         return CLI_EXIT_TROUBLE;
     }
+    if (opt.threads && qwen_state_set_threads(R->state, (int)opt.threads, &err) != GGUF_OK) {
+        cli_message(err.message);
+        return CLI_EXIT_TROUBLE;
+    }
     if (qwen_sampler_new(&R->sampler, &opt.sp, (int32_t)c->n_vocab, &err) != GGUF_OK) {
         cli_error(opt.model, "%s", err.message);
         return CLI_EXIT_TROUBLE;
@@ -458,6 +468,10 @@ static int load(struct run *R)
     R->stop[0] = qwen_tokenizer_eos(R->tok);
     R->stop[1] = qwen_tokenizer_find(R->tok, "<|im_end|>", 10);
     R->stop[2] = qwen_tokenizer_find(R->tok, "<|endoftext|>", 13);
+    if (opt.ignore_eos && !(R->masked = malloc((size_t)c->n_vocab * sizeof *R->masked))) {
+        cli_error(opt.model, "out of memory");
+        return CLI_EXIT_TROUBLE;
+    }
     R->load_s = now() - t0;
     return 0;
 }
@@ -528,7 +542,14 @@ static int converse(struct run *R, const char *text, size_t len, struct reply *r
     int first_id = 1;
     while (!interrupted && !cli_out_failed(out)) {
         if (opt.n_predict >= 0 && n_gen >= (uint64_t)opt.n_predict) break;
-        int32_t id = qwen_sampler_sample(R->sampler, qwen_state_logits(R->state));
+        const float *logits = qwen_state_logits(R->state);
+        if (R->masked) {
+            memcpy(R->masked, logits, (size_t)n_vocab * sizeof *logits);
+            for (int i = 0; i < 3; i++)
+                if (R->stop[i] >= 0) R->masked[R->stop[i]] = -INFINITY;
+            logits = R->masked;
+        }
+        int32_t id = qwen_sampler_sample(R->sampler, logits);
         qwen_sampler_accept(R->sampler, id);
         int stop = is_stop(R, id);
         if (opt.print_ids) {
@@ -677,6 +698,7 @@ int main(int argc, char **argv)
 out:
     free(rep.text);
     free(input);
+    free(R.masked);
     qwen_sampler_free(R.sampler);
     qwen_state_free(R.state);
     qwen_tokenizer_free(R.tok);

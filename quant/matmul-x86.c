@@ -1,0 +1,240 @@
+/* matmul-x86.c -- matrix products of Q4_K and Q6_K weights with Q8_K
+ * activations, several activation columns per pass over a weight row.
+ *
+ * Compiled twice: with AVX2 (the table gq_matmul_avx2) and with AVX-512
+ * VL + VNNI (gq_matmul_avx512), where the same code gets 32 vector
+ * registers and vpdpwssd fuses each int16 multiply-add with its
+ * accumulation.
+ *
+ * One weight block is unpacked to bytes once and multiplied with the same
+ * block of up to four activation columns (a tile); each product is
+ * vpmaddubsw (unsigned weight bytes times signed activation bytes, pairs
+ * added into int16: at most 2 * 63 * 128, no saturation) and vpmaddwd with
+ * the sub-block scales as int16.  The integer sum of a block is exact;
+ * it is scaled and accumulated per float lane, block after block, and the
+ * lanes are added at the end of the row: a different order of float
+ * additions from the scalar kernels of dot.c (see quant/quant.h for the
+ * bound).
+ *
+ * Rows are taken ROW_BLOCK at a time, and for each such block every tile
+ * of columns, so that the block's weights stay in cache while all the
+ * columns pass over them. */
+#include <config.h>
+
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "quant/blocks.h"
+#include "quant/dot.h"
+
+#define ROW_BLOCK 16
+#define MAX_TILE 4
+
+/* The loops over columns and sub-blocks must be unrolled for the sums to
+ * stay in registers. */
+#define UNROLL _Pragma("GCC unroll 8")
+
+/* acc + the int32 pair sums of the int16 products a * b. */
+static inline __m256i madd_acc(__m256i acc, __m256i a, __m256i b)
+{
+#ifdef __AVX512VNNI__
+    return _mm256_dpwssd_epi32(acc, a, b);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+#endif
+}
+
+/* The sum of the 8 float lanes of v. */
+static inline float hsum_f32(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static inline uint32_t load_u32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* Activation block i of column c. */
+static inline const struct gq_block_q8_k *act_block(const uint8_t *act, size_t act_stride, int c,
+                                                    int i)
+{
+    return (const struct gq_block_q8_k *)(act + (size_t)c * act_stride) + i;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Q4_K                                                                      */
+
+/* The 8 six-bit scales (low 8 bytes) and mins (high 8 bytes) of a Q4_K
+ * block, as in quant/blocks.h. */
+static inline __m128i q4k_scales_mins(const uint8_t *scales)
+{
+    const uint32_t u0 = load_u32(scales), u1 = load_u32(scales + 4), u2 = load_u32(scales + 8);
+    const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
+    return _mm_setr_epi32((int)(u0 & low6), (int)((u2 & low4) | ((u0 >> 6) & low2) << 4),
+                          (int)(u1 & low6), (int)(((u2 >> 4) & low4) | ((u1 >> 6) & low2) << 4));
+}
+
+/* out[c * out_stride] = row w (nb blocks) times activation column c, for
+ * c < C (a constant after inlining). */
+static inline __attribute__((always_inline)) void
+q4k_tile(int nb, const struct gq_block_q4_k *w, const uint8_t *act, size_t act_stride, const int C,
+         float *out, size_t out_stride)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    __m256 acc[MAX_TILE];
+    UNROLL
+    for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
+    for (int i = 0; i < nb; i++, w++) {
+        const __m128i scmn = q4k_scales_mins(w->scales);
+        /* the 8 scales as int16, in both 128-bit lanes; the 8 mins, each
+         * twice (it applies to two 16-sums of the activations) */
+        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scmn));
+        const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(
+            scmn, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
+        /* two sums per column (low and high nibbles), so that the chains
+         * of dependent multiply-adds are short */
+        __m256i isum[MAX_TILE], isum2[MAX_TILE];
+        UNROLL
+        for (int c = 0; c < C; c++) isum[c] = isum2[c] = _mm256_setzero_si256();
+        UNROLL
+        for (int j = 0; j < 4; j++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(w->qs + 32 * j));
+            const __m256i lo = _mm256_and_si256(q, low4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            const __m256i s0 = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16((short)(0x0100 + 0x0202 * 2 * j)));
+            const __m256i s1 = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16((short)(0x0100 + 0x0202 * (2 * j + 1))));
+            UNROLL
+            for (int c = 0; c < C; c++) {
+                const int8_t *y = act_block(act, act_stride, c, i)->qs + 64 * j;
+                const __m256i y0 = _mm256_loadu_si256((const __m256i *)y);
+                const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y + 32));
+                isum[c] = madd_acc(isum[c], _mm256_maddubs_epi16(lo, y0), s0);
+                isum2[c] = madd_acc(isum2[c], _mm256_maddubs_epi16(hi, y1), s1);
+            }
+        }
+        UNROLL
+        for (int c = 0; c < C; c++) isum[c] = _mm256_add_epi32(isum[c], isum2[c]);
+        const float d = _cvtsh_ss(w->d), dmin = _cvtsh_ss(w->dmin);
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
+            const __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), mn16);
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a->d), acc[c]);
+            acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(dmin * a->d), acc[c]);
+        }
+    }
+    UNROLL
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = hsum_f32(acc[c]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Q6_K: sum (q - 32) y sc = sum q y sc - 32 sum sc bsum                    */
+
+static inline __attribute__((always_inline)) void
+q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_stride, const int C,
+         float *out, size_t out_stride)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0f), three = _mm256_set1_epi8(3);
+    __m256 acc[MAX_TILE];
+    UNROLL
+    for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
+    for (int i = 0; i < nb; i++, w++) {
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *)w->scales);
+        __m256i isum[MAX_TILE];
+        UNROLL
+        for (int c = 0; c < C; c++) isum[c] = _mm256_setzero_si256();
+        UNROLL
+        for (int h = 0; h < 2; h++) {
+            /* scales 8h .. 8h + 7 as int16, in both 128-bit lanes */
+            const __m256i sc16 = _mm256_broadcastsi128_si256(
+                _mm_cvtepi8_epi16(h ? _mm_srli_si128(sc8, 8) : sc8));
+            const __m256i ql0 = _mm256_loadu_si256((const __m256i *)(w->ql + 64 * h));
+            const __m256i ql1 = _mm256_loadu_si256((const __m256i *)(w->ql + 64 * h + 32));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(w->qh + 32 * h));
+            UNROLL
+            for (int k = 0; k < 4; k++) {
+                const __m256i ql = k & 1 ? ql1 : ql0;
+                const __m256i lo = k < 2 ? _mm256_and_si256(ql, low4)
+                                         : _mm256_and_si256(_mm256_srli_epi16(ql, 4), low4);
+                const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), three);
+                const __m256i q = _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
+                /* scale 2k for elements 0-15, 2k + 1 for 16-31 */
+                const __m256i s = _mm256_shuffle_epi8(
+                    sc16, _mm256_set_m128i(_mm_set1_epi16((short)(0x0100 + 0x0202 * (2 * k + 1))),
+                                           _mm_set1_epi16((short)(0x0100 + 0x0202 * 2 * k))));
+                UNROLL
+                for (int c = 0; c < C; c++) {
+                    const int8_t *y = act_block(act, act_stride, c, i)->qs + 128 * h + 32 * k;
+                    const __m256i yv = _mm256_loadu_si256((const __m256i *)y);
+                    isum[c] = madd_acc(isum[c], _mm256_maddubs_epi16(q, yv), s);
+                }
+            }
+        }
+        const __m256i sc16all = _mm256_cvtepi8_epi16(sc8);
+        const float d = _cvtsh_ss(w->d);
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
+            const __m256i corr = _mm256_madd_epi16(sc16all, _mm256_loadu_si256((const __m256i *)a->bsums));
+            const __m256i t = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(corr, 5));
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(d * a->d), acc[c]);
+        }
+    }
+    UNROLL
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = hsum_f32(acc[c]);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tiling                                                                    */
+
+/* gemm_NAME(): the gq_matmul_fn of a tile function TILE over blocks of
+ * BLOCK_TYPE, columns four at a time, then the remaining 1-3. */
+#define DEFINE_GEMM(NAME, TILE, BLOCK_TYPE)                                                     \
+    static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
+                     size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
+    {                                                                                           \
+        const int nb = (int)(k / GQ_QK_K);                                                      \
+        const uint8_t *wb = w, *ab = act;                                                       \
+        for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {                                     \
+            const int64_t r1 = nrows - r0 < ROW_BLOCK ? nrows : r0 + ROW_BLOCK;                 \
+            int64_t c = 0;                                                                      \
+            for (; c + MAX_TILE <= ncols; c += MAX_TILE)                                        \
+                for (int64_t r = r0; r < r1; r++)                                               \
+                    TILE(nb, (const BLOCK_TYPE *)(wb + (size_t)r * w_stride),                   \
+                         ab + (size_t)c * act_stride, act_stride, MAX_TILE,                     \
+                         out + (size_t)c * out_stride + r, out_stride);                         \
+            const int rest = (int)(ncols - c);                                                  \
+            for (int64_t r = r0; r < r1 && rest; r++) {                                         \
+                const BLOCK_TYPE *row = (const BLOCK_TYPE *)(wb + (size_t)r * w_stride);        \
+                const uint8_t *a = ab + (size_t)c * act_stride;                                 \
+                float *o = out + (size_t)c * out_stride + r;                                    \
+                if (rest == 1)                                                                  \
+                    TILE(nb, row, a, act_stride, 1, o, out_stride);                             \
+                else if (rest == 2)                                                             \
+                    TILE(nb, row, a, act_stride, 2, o, out_stride);                             \
+                else                                                                            \
+                    TILE(nb, row, a, act_stride, 3, o, out_stride);                             \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+DEFINE_GEMM(gemm_q4_k, q4k_tile, struct gq_block_q4_k)
+DEFINE_GEMM(gemm_q6_k, q6k_tile, struct gq_block_q6_k)
+
+#ifdef __AVX512VNNI__
+const struct gq_matmul_kernels gq_matmul_avx512 = {
+#else
+const struct gq_matmul_kernels gq_matmul_avx2 = {
+#endif
+    .gemm = {
+        [GGUF_T_Q4_K] = gemm_q4_k,
+        [GGUF_T_Q6_K] = gemm_q6_k,
+    },
+};

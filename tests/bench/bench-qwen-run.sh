@@ -1,0 +1,128 @@
+#!/bin/bash
+# bench-qwen-run.sh -- qwen-run's prompt and generation speed.
+#
+# On the 1.5b synthetic Qwen2 model in Q4_K_M (generated once with
+# tests/gguf-synth and kept in the cache directory), with 2 threads:
+#
+#   qwen-run -m MODEL --raw -f PROMPT -n 64 --temp 0 --ignore-eos --stats -t 2
+#
+# where PROMPT is a text of exactly 128 tokens; the speeds are those
+# --stats prints.  When LLAMA_BENCH names llama.cpp's llama-bench, it runs
+# on the same file with the same threads, side by side,
+#
+#   llama-bench -m MODEL -t 2 -p 128 -n 64 -r 1 -o csv
+#
+# alternating with qwen-run round after round (a noisy machine then slows
+# both alike), and the ratios of the best speeds are printed.  llama-bench
+# times its generation from an empty context, qwen-run's follows the 128
+# prompt tokens (slightly more attention work for qwen-run).  Speeds are
+# reported, never judged: the script fails only when something could not
+# run.
+#
+# Environment:
+#   BENCH_DIR        cache directory for generated models
+#                    (default: $top_builddir/tests/bench/cache)
+#   BENCH_MODEL      run this file instead of the generated model
+#   BENCH_RUNS       rounds, the best one reported (default 3)
+#   BENCH_THREADS    threads for both (default 2)
+#   BENCH_PROMPT     prompt tokens (default 128)
+#   BENCH_GEN        generated tokens (default 64)
+#   LLAMA_BENCH      llama-bench to compare with (unset: no comparison)
+#   QWEN_RUN         the qwen-run binary to time (default: the build's)
+
+set -u
+me=bench-qwen-run
+. "${top_srcdir:-.}/tests/bench/common.sh"
+runs=${BENCH_RUNS:-3}
+threads=${BENCH_THREADS:-2}
+n_prompt=${BENCH_PROMPT:-128}
+n_gen=${BENCH_GEN:-64}
+
+run=${QWEN_RUN:-$(tool qwen-run)}
+[ -x "$run" ] || die "$run: not built (run make first)"
+
+bench_model q4_k_m
+
+# A prompt of exactly n_prompt tokens: the longest prefix of a fixed text
+# that has at most that many (found by bisection on its length), then one
+# character more at a time until the count is exact.
+awk 'BEGIN {
+    split("the of and to in is was for on that with as by at from his her an were are which " \
+          "this be or has had not but one all new more first two after who been also its " \
+          "their than other into most only over some time would up out very about", w, " ")
+    s = 12345
+    for (i = 0; i < 4 * '"$n_prompt"'; i++) {
+        s = (s * 1103515245 + 12345) % 2147483648
+        printf "%s ", w[int(s / 65536) % 60 + 1]
+    }
+}' > "$tmp/text" || die "cannot write $tmp/text"
+count() {
+    head -c "$1" "$tmp/text" > "$tmp/prompt"
+    "$run" -m "$model" --raw -f "$tmp/prompt" --tokenize 2> "$tmp/tok.err" | wc -w
+}
+lo=1
+hi=$(stat -c %s "$tmp/text")
+[ "$(count "$hi")" -ge "$n_prompt" ] || die "$(cat "$tmp/tok.err") cannot make a prompt of $n_prompt tokens"
+while [ $((hi - lo)) -gt 1 ]; do
+    mid=$(((lo + hi) / 2))
+    if [ "$(count "$mid")" -le "$n_prompt" ]; then lo=$mid; else hi=$mid; fi
+done
+len=$lo
+while [ "$(count "$len")" -lt "$n_prompt" ] && [ "$len" -lt $((lo + 8)) ]; do len=$((len + 1)); done
+[ "$(count "$len")" -eq "$n_prompt" ] || die "no prefix of the text has exactly $n_prompt tokens"
+
+echo "model: $model ($(($(stat -c %s "$model") / 1048576)) MiB)"
+echo "threads: $threads; prompt $n_prompt tokens, generation $n_gen tokens; best of $runs rounds"
+
+# ours: runs qwen-run once; sets pp and tg to its two speeds.
+ours() {
+    "$run" -m "$model" --raw -f "$tmp/prompt" -n "$n_gen" --temp 0 --ignore-eos --stats \
+        -t "$threads" > /dev/null 2> "$tmp/ours.err" || return 1
+    pp=$(awk '$1 == "prompt:" { print $4 }' "$tmp/ours.err")
+    tg=$(awk '$1 == "generation:" { print $4 }' "$tmp/ours.err")
+    [ -n "$pp" ] && [ -n "$tg" ]
+}
+
+# peer: runs llama-bench once; sets pp and tg to the two speeds it reports.
+peer() {
+    "$LLAMA_BENCH" -m "$model" -t "$threads" -p "$n_prompt" -n "$n_gen" -r 1 -o csv \
+        > "$tmp/peer.csv" 2> "$tmp/peer.err" || return 1
+    read -r pp tg < <(awk -F, '
+        { for (i = 1; i <= NF; i++) gsub(/"/, "", $i) }
+        NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $col["n_prompt"] > 0 && $col["n_gen"] == 0 { pp = $col["avg_ts"] }
+        $col["n_gen"] > 0 && $col["n_prompt"] == 0 { tg = $col["avg_ts"] }
+        END { print pp, tg }' "$tmp/peer.csv")
+    [ -n "$pp" ] && [ -n "$tg" ]
+}
+
+# max A B: the larger of two decimals.
+max() { awk -v a="$1" -v b="$2" 'BEGIN { print (b == "" || a + 0 > b + 0) ? a : b }'; }
+
+with_peer=0
+if [ -n "${LLAMA_BENCH:-}" ]; then
+    [ -x "$LLAMA_BENCH" ] || die "$LLAMA_BENCH: not an executable (LLAMA_BENCH)"
+    with_peer=1
+fi
+
+ours || { cat "$tmp/ours.err" >&2; die "qwen-run failed"; } # warm the page cache
+our_pp='' our_tg='' peer_pp='' peer_tg=''
+for ((r = 0; r < runs; r++)); do
+    ours || { cat "$tmp/ours.err" >&2; die "qwen-run failed"; }
+    our_pp=$(max "$pp" "$our_pp")
+    our_tg=$(max "$tg" "$our_tg")
+    if [ "$with_peer" = 1 ]; then
+        peer || { cat "$tmp/peer.err" >&2; die "llama-bench failed"; }
+        peer_pp=$(max "$pp" "$peer_pp")
+        peer_tg=$(max "$tg" "$peer_tg")
+    fi
+done
+
+printf '  %-12s prompt %8.2f tok/s   generation %8.2f tok/s\n' qwen-run "$our_pp" "$our_tg"
+if [ "$with_peer" = 0 ]; then
+    echo "peer llama-bench: skipped (set LLAMA_BENCH to the path of llama.cpp's llama-bench to compare)"
+    exit 0
+fi
+printf '  %-12s prompt %8.2f tok/s   generation %8.2f tok/s\n' llama-bench "$peer_pp" "$peer_tg"
+echo "  qwen-run / llama.cpp: prompt $(ratio "$our_pp" "$peer_pp"), generation $(ratio "$our_tg" "$peer_tg")" \
+    "(goal: at least 1.00x both)"
