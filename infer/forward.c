@@ -338,6 +338,10 @@ static int team_size(void)
 #endif
 }
 
+/* Elements per piece of a product's input quantized by one thread: a
+ * multiple of every activation block size. */
+#define QUANT_CHUNK 1024u
+
 /* One product of a matmul() call: out (w->rows, n) = w times the input. */
 struct product {
     const qwen_matrix *w;
@@ -375,15 +379,22 @@ static void matmul(qwen_state *s, const float *in, uint32_t n, const struct prod
         need[k] = p[i].w->type;
         stride[k] = gguf_matmul_act_size(p[i].w->type, (int64_t)cols);
     }
+    /* Inputs are quantized in pieces of QUANT_CHUNK elements (blocks are
+     * independent), so that a single vector is shared among threads too. */
+    const uint64_t n_chunks = (cols + QUANT_CHUNK - 1) / QUANT_CHUNK;
 #pragma omp parallel num_threads(s->n_threads)
     {
         for (int k = 0; k < N_ACT; k++) {
             if (need[k] == GGUF_T_COUNT) continue;
             unsigned char *act = s->act[k];
 #pragma omp for schedule(static)
-            for (uint32_t t = 0; t < n; t++) {
-                int st = gguf_matmul_quantize(need[k], in + (uint64_t)t * cols,
-                                              act + (size_t)t * stride[k], (int64_t)cols);
+            for (uint64_t i = 0; i < n * n_chunks; i++) {
+                const uint64_t t = i / n_chunks, c0 = i % n_chunks * QUANT_CHUNK;
+                const uint64_t len = cols - c0 < QUANT_CHUNK ? cols - c0 : QUANT_CHUNK;
+                int st = gguf_matmul_quantize(need[k], in + t * cols + c0,
+                                              act + t * stride[k] +
+                                                  gguf_matmul_act_size(need[k], (int64_t)c0),
+                                              (int64_t)len);
                 assert(st == GGUF_OK);
                 (void)st;
             }

@@ -29,7 +29,12 @@
 #include "quant/dot.h"
 
 #define ROW_BLOCK 16
+/* Columns per tile: as many as the vector registers hold sums for. */
+#ifdef __AVX512VNNI__
+#define MAX_TILE 8
+#else
 #define MAX_TILE 4
+#endif
 
 /* The loops over columns and sub-blocks must be unrolled for the sums to
  * stay in registers. */
@@ -194,8 +199,19 @@ q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_s
 /* ------------------------------------------------------------------------ */
 /* Tiling                                                                    */
 
+/* The remainders of 4 to MAX_TILE - 1 columns. */
+#if MAX_TILE == 8
+#define REST_CASES(TILE)                                                                        \
+    case 4: TILE(nb, row, a, act_stride, 4, o, out_stride); break;                             \
+    case 5: TILE(nb, row, a, act_stride, 5, o, out_stride); break;                             \
+    case 6: TILE(nb, row, a, act_stride, 6, o, out_stride); break;                             \
+    case 7: TILE(nb, row, a, act_stride, 7, o, out_stride); break;
+#else
+#define REST_CASES(TILE)
+#endif
+
 /* gemm_NAME(): the gq_matmul_fn of a tile function TILE over blocks of
- * BLOCK_TYPE, columns four at a time, then the remaining 1-3. */
+ * BLOCK_TYPE, columns MAX_TILE at a time, then the rest. */
 #define DEFINE_GEMM(NAME, TILE, BLOCK_TYPE)                                                     \
     static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
                      size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
@@ -215,12 +231,12 @@ q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_s
                 const BLOCK_TYPE *row = (const BLOCK_TYPE *)(wb + (size_t)r * w_stride);        \
                 const uint8_t *a = ab + (size_t)c * act_stride;                                 \
                 float *o = out + (size_t)c * out_stride + r;                                    \
-                if (rest == 1)                                                                  \
-                    TILE(nb, row, a, act_stride, 1, o, out_stride);                             \
-                else if (rest == 2)                                                             \
-                    TILE(nb, row, a, act_stride, 2, o, out_stride);                             \
-                else                                                                            \
-                    TILE(nb, row, a, act_stride, 3, o, out_stride);                             \
+                switch (rest) {                                                                 \
+                case 1: TILE(nb, row, a, act_stride, 1, o, out_stride); break;                  \
+                case 2: TILE(nb, row, a, act_stride, 2, o, out_stride); break;                  \
+                case 3: TILE(nb, row, a, act_stride, 3, o, out_stride); break;                  \
+                REST_CASES(TILE)                                                                \
+                }                                                                               \
             }                                                                                   \
         }                                                                                       \
     }

@@ -355,6 +355,50 @@ static void vk_quant_q8_0(const float *src, void *dst, int64_t n)
     }
 }
 
+/* Q8_K, the activations of K-quant products: the signed value of largest
+ * magnitude (the first such element) sets iscale = -127 / max; each q is
+ * round_even(iscale * x), at most 127, never below -127 when iscale is
+ * finite (else the scalar kernel runs). */
+static void vk_quant_q8_k(const float *src, void *dst, int64_t n)
+{
+    struct gq_block_q8_k *b = dst;
+    for (int64_t i = 0; i < n / GQ_QK_K; i++, b++, src += GQ_QK_K) {
+        if (!vk_finite(src, GQ_QK_K)) {
+            gq_quant_q8_k(src, b, GQ_QK_K);
+            continue;
+        }
+        vf m = vf_zero();
+        for (int j = 0; j < GQ_QK_K; j += VL) m = vf_max(vf_abs(vf_load(src + j)), m);
+        const float amax = vf_max_reduce(m);
+        if (amax == 0.0f) {
+            memset(b, 0, sizeof *b);
+            continue;
+        }
+        float max = 0.0f;
+        for (int j = 0; j < GQ_QK_K; j += VL) {
+            const int f = vm_first(vf_eq(vf_abs(vf_load(src + j)), vf_set(amax)));
+            if (f >= 0) {
+                max = src[j + f];
+                break;
+            }
+        }
+        const float iscale = -127.0f / max;
+        if (!isfinite(iscale)) { /* a subnormal max */
+            gq_quant_q8_k(src, b, GQ_QK_K);
+            continue;
+        }
+        const vf vs = vf_set(iscale);
+        for (int j = 0; j < GQ_QK_K; j += VL)
+            vi_store_u8((uint8_t *)b->qs + j, vf_round_clamp(vf_mul(vf_load(src + j), vs), -128, 127));
+        for (int g = 0; g < 16; g++) {
+            int sum = 0;
+            for (int l = 0; l < 16; l++) sum += b->qs[16 * g + l];
+            b->bsums[g] = (int16_t)sum;
+        }
+        b->d = 1.0f / iscale;
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* K-quants: dequantization                                                  */
 
@@ -912,6 +956,7 @@ static void vk_quant_q6_k(const float *src, void *dst, int64_t n)
             [GGUF_T_Q4_K] = vk_quant_q4_k,                                       \
             [GGUF_T_Q5_K] = vk_quant_q5_k,                                       \
             [GGUF_T_Q6_K] = vk_quant_q6_k,                                       \
+            [GGUF_T_Q8_K] = vk_quant_q8_k,                                       \
         },                                                                       \
     }
 

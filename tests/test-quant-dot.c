@@ -343,7 +343,7 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
 
 static void test_matmul(void)
 {
-    static const int ncols[] = {1, 2, 3, 4, 5, 7, 9};
+    static const int ncols[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 17};
     for (size_t i = 0; i < N_TYPES; i++) {
         const uint32_t t = types[i];
         const int bs = info(t).bs;

@@ -3,8 +3,8 @@
 # --tokenize against the tokenizer, the chat template against the rendered
 # ChatML text, --logits against the forward pass (exactly) and the float64
 # reference (within a bound), greedy and seeded sampling reproducible, -n,
-# --each-line and --json, empty input, the error messages and statuses,
-# --stats lines, SIGINT.
+# --each-line and --json, -t not changing any result, --ignore-eos, empty
+# input, the error messages and statuses, --stats lines, SIGINT.
 
 test_name=test-qwen-run
 . "${top_srcdir:-.}/tests/common.sh"
@@ -114,6 +114,22 @@ check "text output is one line of reply" [ "$(wc -l < "$tmp/text.out")" -ge 1 ]
 run 0 n0 "$RUN" -m "$tiny" --temp 0 -n 0 -p "$prompt"
 check "-n 0 prints an empty reply" [ "$(cat "$tmp/n0.out")" = "" ]
 
+# --- -t: the thread count changes no result, bit for bit ---
+# Rows, heads and feed-forward elements are shared among the threads; 2 and 3
+# split the tiny model's 64-wide rows unevenly.
+for m in "$tiny" "$small"; do
+    b=$(basename "$m" .gguf)
+    for t in 1 2 3; do
+        run 0 "logits-$b-t$t" "$RUN" -m "$m" -t "$t" --logits 5 -p "$prompt"
+        check "$b: --logits 5 with -t $t equals the default's" same "$tmp/logits-$b-t$t.out" "$tmp/logits-$b.out"
+        run 0 "greedy-$b-t$t" "$RUN" -m "$m" --threads="$t" --temp 0 -n 12 --print-ids -p "$prompt"
+    done
+    check "$b: greedy -n 12 gives 12 ids" [ "$(wc -w < "$tmp/greedy-$b-t1.out")" -eq 12 ]
+    check "$b: greedy with -t 2 equals -t 1" same "$tmp/greedy-$b-t2.out" "$tmp/greedy-$b-t1.out"
+    check "$b: greedy with -t 3 equals -t 1" same "$tmp/greedy-$b-t3.out" "$tmp/greedy-$b-t1.out"
+done
+check "tiny: greedy with -t 1 equals the default's" same "$tmp/greedy-tiny-t1.out" "$tmp/greedy1.out"
+
 # --- --each-line and --json ---
 printf 'first line\n\nthird \\ line\nno newline at the end' > "$tmp/lines.txt"
 run 0 each "$RUN" -m "$tiny" --each-line --temp 0 -n 6 < "$tmp/lines.txt"
@@ -165,10 +181,46 @@ run 2 usage "$RUN" -p x
 check "no -m: usage error" has "$tmp/usage.err" "Try 'qwen-run --help'"
 run 2 badtemp "$RUN" -m "$tiny" --temp -1 -p x
 run 2 badn "$RUN" -m "$tiny" -n x -p x
+for t in 0 1025 x; do
+    run 2 "badt$t" "$RUN" -m "$tiny" -t "$t" -p x
+    check "-t $t: usage error naming -t" has "$tmp/badt$t.err" "qwen-run: -t: not a thread count: '$t'"
+    check "-t $t: nothing on stdout" empty "$tmp/badt$t.out"
+done
 run 0 help "$RUN" --help
 check "--help goes to stdout" has "$tmp/help.out" "Usage: qwen-run -m MODEL"
 run 0 version "$RUN" -V
 check "--version" has "$tmp/version.out" "qwen-run (gguf-tools)"
+
+# --- --ignore-eos: never an end token; -n or a full context ends it ---
+# On the tiny model (tied embeddings, weak layers) the top logit after an
+# end token is that token, so greedy stops at once without --ignore-eos.
+# The end ids: <|im_end|> (also the eos id) and <|endoftext|>.
+run 0 id-endoftext "$RUN" -m "$tiny" --raw --tokenize --special -p '<|endoftext|>'
+endoftext=$(cat "$tmp/id-endoftext.out")
+case $im_end$endoftext in
+''|*[!0-9]*) hard_error "end token ids: '$im_end' '$endoftext'" ;;
+esac
+# not_end FILE: no id in FILE is an end token.
+not_end() { ! tr ' ' '\n' < "$1" | grep -Ex "$im_end|$endoftext" >/dev/null; }
+for e in im_end endoftext; do
+    run 0 "stop-$e" "$RUN" -m "$tiny" --raw --special --temp 0 -n 8 --print-ids -p "hello<|$e|>"
+    eval "want=\$$e"
+    check "<|$e|>: greedy stops at once at <|$e|>" [ "$(cat "$tmp/stop-$e.out")" = "$want" ]
+    run 0 "noeos-$e" "$RUN" -m "$tiny" --raw --special --temp 0 -n 8 --print-ids --ignore-eos -p "hello<|$e|>"
+    check "<|$e|>: --ignore-eos gives -n 8 ids" [ "$(wc -w < "$tmp/noeos-$e.out")" -eq 8 ]
+    check "<|$e|>: --ignore-eos gives no end token" not_end "$tmp/noeos-$e.out"
+done
+# Without -n, a full context ends it: -c 16 holds the prompt and all the
+# reply but its last token, which is sampled and never fed back.
+"$RUN" -m "$tiny" --raw --tokenize --special -p 'hello<|im_end|>' > "$tmp/ids-eos" || hard_error "--tokenize failed"
+np=$(wc -w < "$tmp/ids-eos")
+run 0 ctxfull "$RUN" -m "$tiny" --raw --special --temp 0 -c 16 --print-ids --ignore-eos -p 'hello<|im_end|>'
+check "--ignore-eos without -n: a full context (-c 16) ends it" [ "$(wc -w < "$tmp/ctxfull.out")" -eq $((16 - np + 1)) ]
+check "--ignore-eos without -n: no end token" not_end "$tmp/ctxfull.out"
+"$RUN" -m "$tiny" --tokenize -p 'Hi' > "$tmp/ids-hi" || hard_error "--tokenize failed"
+c=$(($(wc -w < "$tmp/ids-hi") + 10))
+run 0 ctxfull-chat "$RUN" -m "$tiny" --temp 0.8 --seed 4 -c "$c" --ignore-eos --stats -p 'Hi'
+check "--ignore-eos, chat, sampled: a full context ends it" grep -Eq '^generation: 11 tokens' "$tmp/ctxfull-chat.err"
 
 # --- --stats ---
 run 0 stats "$RUN" -m "$tiny" --temp 0 -n 5 --stats -p "$prompt"
@@ -189,5 +241,28 @@ st=$?
 checks=$((checks + 1))
 [ "$st" -eq 130 ] || fail "SIGINT: exit status $st, expected 130; $(cat "$tmp/int.err")"
 check "SIGINT: stats still printed" grep -Eq '^generation: [0-9]+ tokens' "$tmp/int.err"
+
+# --- -t N runs the forward pass on N threads (seen in /proc, on Linux) ---
+if [ -r /proc/self/status ]; then
+    for t in 1 5; do
+        rm -f "$tmp/thr.out"
+        "$RUN" -m "$tmp/small.gguf" -t "$t" --temp 0 -c 2048 --print-ids -p "$prompt" \
+            > "$tmp/thr.out" 2> "$tmp/thr.err" &
+        pid=$!
+        # once the first ids are out the forward pass has run (up to 60 s
+        # under sanitizers); then the thread count is settled
+        i=0
+        while [ ! -s "$tmp/thr.out" ] && [ $i -lt 600 ] && kill -0 "$pid" 2> /dev/null; do
+            sleep 0.1
+            i=$((i + 1))
+        done
+        n=$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$pid/status")
+        kill -INT "$pid"
+        wait "$pid"
+        check "-t $t: the process runs $t threads (found ${n:-none})" [ "${n:-0}" -eq "$t" ]
+    done
+else
+    echo "note: no /proc/self/status; the thread count of -t is not checked" >&2
+fi
 
 finish
