@@ -3,6 +3,8 @@
  * kernel call per output), which is the whole scalar path. */
 #include <config.h>
 
+#include <stdint.h>
+
 #include "quant/blocks.h"
 #include "quant/dot.h"
 #include "quant/quant.h"
@@ -30,6 +32,9 @@ size_t gguf_matmul_act_size(uint32_t wtype, int64_t n)
 {
     const int64_t bs = act_block_size(wtype);
     if (bs == 0 || n <= 0 || n % bs) return 0;
+    const int64_t block_bytes = gq_dot_act_size(wtype, bs);
+    const uint64_t limit = SIZE_MAX < INT64_MAX ? (uint64_t)SIZE_MAX : (uint64_t)INT64_MAX;
+    if ((uint64_t)(n / bs) > limit / (uint64_t)block_bytes) return 0; /* not representable */
     return (size_t)gq_dot_act_size(wtype, n);
 }
 

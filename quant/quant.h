@@ -104,8 +104,8 @@ GGUF_API int gguf_convert_rows(uint32_t from, const void *src, uint32_t to, void
 GGUF_API uint32_t gguf_matmul_act_type(uint32_t wtype);
 
 /* Bytes of activations for an input of n elements for weight type wtype;
- * 0 when wtype is not taken or n is not a positive multiple of its block
- * size. */
+ * 0 when wtype is not taken, n is not a positive multiple of its block
+ * size, or the size does not fit in a size_t. */
 GGUF_API size_t gguf_matmul_act_size(uint32_t wtype, int64_t n);
 
 /* Quantizes the n floats at src into activations for weight type wtype at
@@ -126,7 +126,8 @@ GGUF_API int gguf_matmul_quantize(uint32_t wtype, const float *src, void *dst, i
  * times the sum of the magnitudes of the scaled block terms.
  *
  * GGUF_E_INVALID for NULL pointers, k not a positive multiple of the block
- * size, or negative counts; GGUF_E_UNSUPPORTED for a type not taken. */
+ * size or above INT32_MAX, or negative counts; GGUF_E_UNSUPPORTED for a
+ * type not taken. */
 GGUF_API int gguf_matmul(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, int64_t k,
                          const void *act, size_t act_stride, int64_t ncols, float *out,
                          size_t out_stride);

@@ -364,6 +364,8 @@ static void test_matmul(void)
     CHECK(gguf_matmul_act_size(GGUF_T_Q4_K, 255) == 0, "act size of a partial block");
     CHECK(gguf_matmul_act_size(GGUF_T_Q4_K, 0) == 0, "act size of nothing");
     CHECK(gguf_matmul_act_size(GGUF_T_Q4_0, 64) == 68, "Q8_0 act size");
+    CHECK(gguf_matmul_act_size(GGUF_T_Q4_K, INT64_MAX / 256 * 256) == 0, "act size overflow");
+    CHECK(gguf_matmul_act_size(GGUF_T_Q8_0, INT64_MAX / 32 * 32) == 0, "Q8_0 act size overflow");
     CHECK(gguf_matmul(GGUF_T_F16, buf, 0, 1, 256, buf, 0, 1, out, 1) == GGUF_E_UNSUPPORTED, "F16");
     CHECK(gguf_matmul(GGUF_T_Q4_K, buf, 0, 1, 100, buf, 0, 1, out, 1) == GGUF_E_INVALID, "k 100");
     CHECK(gguf_matmul(GGUF_T_Q4_K, NULL, 0, 1, 256, buf, 0, 1, out, 1) == GGUF_E_INVALID, "NULL w");
@@ -490,6 +492,12 @@ int main(int argc, char **argv)
     int simd = 0;
     for (int l = 1; l < N_LEVELS; l++) simd += level_ok[l];
     if (!simd) fprintf(stderr, "note: no SIMD level here; only the scalar kernels were checked\n");
+#if defined(__x86_64__) || defined(__i386__)
+    if (level_ok[GGUF_SIMD_AVX512])
+        fprintf(stderr, "note: avx512 matrix products %s\n",
+                __builtin_cpu_supports("avx512vnni") ? "use the VNNI kernels"
+                                                     : "use the AVX2 kernels (no VNNI here)");
+#endif
     tu_finish();
     return 0;
 }

@@ -75,17 +75,23 @@ for m in "$tiny" "$small"; do
     "$CHECKER" logits "$m" 5 < "$tmp/ids-$b" > "$tmp/logits-$b.want" || hard_error "checker logits failed"
     check "$b: --logits 5 equals the forward pass" same "$tmp/logits-$b.out" "$tmp/logits-$b.want"
     check "$b: --logits prints 5 lines" [ "$(wc -l < "$tmp/logits-$b.out")" -eq 5 ]
-    "$CHECKER" ref-logits "$m" 5 < "$tmp/ids-$b" > "$tmp/ref-$b" || hard_error "checker ref-logits failed"
-    # Same ids in the same order, each logit within 2e-2 of the largest's
-    # size: the products quantize their inputs to 8 bits (3.6e-3 measured
-    # on small-q8; tests/test-forward.c bounds the whole logit vector).
+    "$CHECKER" ref-logits "$m" 10 < "$tmp/ids-$b" > "$tmp/ref-$b" || hard_error "checker ref-logits failed"
+    # Each of our 5 ids is among the reference's 10 highest, its logit
+    # within tol = 2e-2 of the largest's size of the reference's for that id,
+    # and ranked where the reference ranks it unless that is a near tie (the
+    # reference's logit at our rank within 2 tol): the products quantize
+    # their inputs to 8 bits (3.6e-3 measured on small-q8;
+    # tests/test-forward.c bounds the whole logit vector).
     check "$b: --logits agrees with the float64 reference" python3 - "$tmp/logits-$b.out" "$tmp/ref-$b" <<'EOF'
 import sys
 a = [l.split() for l in open(sys.argv[1])]
 b = [l.split() for l in open(sys.argv[2])]
-scale = max(abs(float(v)) for _, v in b)
-ok = len(a) == len(b) == 5 and all(x[0] == y[0] and abs(float(x[1]) - float(y[1])) <= 2e-2 * scale
-                                   for x, y in zip(a, b))
+ref = {i: float(v) for i, v in b}
+tol = 2e-2 * max(abs(v) for v in ref.values())
+ok = len(a) == 5 and len(b) == 10
+for rank, (i, v) in enumerate(a):
+    ok = ok and i in ref and abs(float(v) - ref[i]) <= tol
+    ok = ok and (i == b[rank][0] or abs(ref.get(i, 1e30) - float(b[rank][1])) <= 2 * tol)
 if not ok: print("qwen-run:", a, "reference:", b, file=sys.stderr)
 sys.exit(0 if ok else 1)
 EOF

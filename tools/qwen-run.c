@@ -458,7 +458,7 @@ static int load(struct run *R)
         return CLI_EXIT_TROUBLE;
     }
     if (opt.threads && qwen_state_set_threads(R->state, (int)opt.threads, &err) != GGUF_OK) {
-        cli_message(err.message);
+        cli_error(opt.model, "%s", err.message);
         return CLI_EXIT_TROUBLE;
     }
     if (qwen_sampler_new(&R->sampler, &opt.sp, (int32_t)c->n_vocab, &err) != GGUF_OK) {
