@@ -342,6 +342,12 @@ static int team_size(void)
  * multiple of every activation block size. */
 #define QUANT_CHUNK 1024u
 
+/* Weight rows per piece of work of a product. */
+#define ROW_CHUNK 64u
+
+/* Most products in one matmul() call. */
+#define MAX_PRODUCTS 3
+
 /* One product of a matmul() call: out (w->rows, n) = w times the input. */
 struct product {
     const qwen_matrix *w;
@@ -369,6 +375,7 @@ static void plain_rows(const qwen_matrix *w, uint64_t r0, uint64_t r1, const flo
  * the rows of every matrix. */
 static void matmul(qwen_state *s, const float *in, uint32_t n, const struct product *p, int np)
 {
+    assert(np >= 1 && np <= MAX_PRODUCTS);
     const uint64_t cols = p[0].w->cols;
     uint32_t need[N_ACT]; /* a weight type per activation type needed, else GGUF_T_COUNT */
     size_t stride[N_ACT] = {0};
@@ -399,11 +406,20 @@ static void matmul(qwen_state *s, const float *in, uint32_t n, const struct prod
                 (void)st;
             }
         }
-        const int id = thread_id(), nt = team_size();
-        for (int i = 0; i < np; i++) {
+        /* Rows go out in chunks of ROW_CHUNK, first come first served, so
+         * that threads slowed by others (or by the memory) still finish
+         * together. */
+        const int id = thread_id();
+        uint64_t first[MAX_PRODUCTS + 1];
+        first[0] = 0;
+        for (int i = 0; i < np; i++) first[i + 1] = first[i] + (p[i].w->rows + ROW_CHUNK - 1) / ROW_CHUNK;
+#pragma omp for schedule(dynamic, 1) nowait
+        for (uint64_t ch = 0; ch < first[np]; ch++) {
+            int i = 0;
+            while (ch >= first[i + 1]) i++;
             const qwen_matrix *w = p[i].w;
-            const uint64_t r0 = w->rows * (uint64_t)id / (uint64_t)nt;
-            const uint64_t r1 = w->rows * (uint64_t)(id + 1) / (uint64_t)nt;
+            const uint64_t r0 = (ch - first[i]) * ROW_CHUNK;
+            const uint64_t r1 = w->rows - r0 < ROW_CHUNK ? w->rows : r0 + ROW_CHUNK;
             const int k = s->plain ? -1 : act_index(gguf_matmul_act_type(w->type));
             if (k < 0) {
                 plain_rows(w, r0, r1, in, n, p[i].out, s->rows + (uint64_t)id * cols);

@@ -36,6 +36,11 @@
 #define MAX_TILE 4
 #endif
 
+/* Integer sums per column of a tile of C columns: enough independent
+ * chains of multiply-adds to hide their latency, few enough to stay in
+ * registers. */
+#define NACC(C) ((C) <= 2 ? 4 : (C) <= 4 ? 2 : 1)
+
 /* The loops over columns and sub-blocks must be unrolled for the sums to
  * stay in registers. */
 #define UNROLL _Pragma("GCC unroll 8")
@@ -80,10 +85,17 @@ static inline const struct gq_block_q8_k *act_block(const uint8_t *act, size_t a
  * block, as in quant/blocks.h. */
 static inline __m128i q4k_scales_mins(const uint8_t *scales)
 {
-    const uint32_t u0 = load_u32(scales), u1 = load_u32(scales + 4), u2 = load_u32(scales + 8);
-    const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
-    return _mm_setr_epi32((int)(u0 & low6), (int)((u2 & low4) | ((u0 >> 6) & low2) << 4),
-                          (int)(u1 & low6), (int)(((u2 >> 4) & low4) | ((u1 >> 6) & low2) << 4));
+    /* 32-bit words u0 u1 u2 of the 12 bytes (and 4 bytes of qs beyond,
+     * unused): scales 0-3 = u0 & 0x3f..; 4-7 = (u2 & 0x0f..) | (u0 >> 6 &
+     * 3..) << 4; mins 0-3 = u1 & 0x3f..; 4-7 = (u2 >> 4 & 0x0f..) | (u1 >> 6
+     * & 3..) << 4 -- one word per lane. */
+    const __m128i v = _mm_loadu_si128((const __m128i *)scales);
+    const __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
+    const __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
+    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 0, 4)),
+                                     _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i hi = _mm_and_si128(_mm_srli_epi32(b, 6), _mm_setr_epi32(0, 0x03030303, 0, 0x03030303));
+    return _mm_or_si128(lo, _mm_slli_epi32(hi, 4));
 }
 
 /* out[c * out_stride] = row w (nb blocks) times activation column c, for
@@ -103,11 +115,13 @@ q4k_tile(int nb, const struct gq_block_q4_k *w, const uint8_t *act, size_t act_s
         const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scmn));
         const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(
             scmn, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
-        /* two sums per column (low and high nibbles), so that the chains
-         * of dependent multiply-adds are short */
-        __m256i isum[MAX_TILE], isum2[MAX_TILE];
+        /* NA sums per column, so that the chains of dependent
+         * multiply-adds stay short when there are few columns */
+        __m256i isum[MAX_TILE][4];
         UNROLL
-        for (int c = 0; c < C; c++) isum[c] = isum2[c] = _mm256_setzero_si256();
+        for (int c = 0; c < C; c++) {
+            for (int a = 0; a < NACC(C); a++) isum[c][a] = _mm256_setzero_si256();
+        }
         UNROLL
         for (int j = 0; j < 4; j++) {
             const __m256i q = _mm256_loadu_si256((const __m256i *)(w->qs + 32 * j));
@@ -120,18 +134,21 @@ q4k_tile(int nb, const struct gq_block_q4_k *w, const uint8_t *act, size_t act_s
                 const int8_t *y = act_block(act, act_stride, c, i)->qs + 64 * j;
                 const __m256i y0 = _mm256_loadu_si256((const __m256i *)y);
                 const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y + 32));
-                isum[c] = madd_acc(isum[c], _mm256_maddubs_epi16(lo, y0), s0);
-                isum2[c] = madd_acc(isum2[c], _mm256_maddubs_epi16(hi, y1), s1);
+                __m256i *s0acc = &isum[c][(2 * j) % NACC(C)], *s1acc = &isum[c][(2 * j + 1) % NACC(C)];
+                *s0acc = madd_acc(*s0acc, _mm256_maddubs_epi16(lo, y0), s0);
+                *s1acc = madd_acc(*s1acc, _mm256_maddubs_epi16(hi, y1), s1);
             }
         }
         UNROLL
-        for (int c = 0; c < C; c++) isum[c] = _mm256_add_epi32(isum[c], isum2[c]);
+        for (int c = 0; c < C; c++) {
+            for (int a = 1; a < NACC(C); a++) isum[c][0] = _mm256_add_epi32(isum[c][0], isum[c][a]);
+        }
         const float d = _cvtsh_ss(w->d), dmin = _cvtsh_ss(w->dmin);
         UNROLL
         for (int c = 0; c < C; c++) {
             const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
             const __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), mn16);
-            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c]), _mm256_set1_ps(d * a->d), acc[c]);
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c][0]), _mm256_set1_ps(d * a->d), acc[c]);
             acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(dmin * a->d), acc[c]);
         }
     }
@@ -152,9 +169,11 @@ q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_s
     for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
     for (int i = 0; i < nb; i++, w++) {
         const __m128i sc8 = _mm_loadu_si128((const __m128i *)w->scales);
-        __m256i isum[MAX_TILE];
+        __m256i isum[MAX_TILE][4];
         UNROLL
-        for (int c = 0; c < C; c++) isum[c] = _mm256_setzero_si256();
+        for (int c = 0; c < C; c++) {
+            for (int a = 0; a < NACC(C); a++) isum[c][a] = _mm256_setzero_si256();
+        }
         UNROLL
         for (int h = 0; h < 2; h++) {
             /* scales 8h .. 8h + 7 as int16, in both 128-bit lanes */
@@ -178,9 +197,14 @@ q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_s
                 for (int c = 0; c < C; c++) {
                     const int8_t *y = act_block(act, act_stride, c, i)->qs + 128 * h + 32 * k;
                     const __m256i yv = _mm256_loadu_si256((const __m256i *)y);
-                    isum[c] = madd_acc(isum[c], _mm256_maddubs_epi16(q, yv), s);
+                    __m256i *sa = &isum[c][k % NACC(C)];
+                    *sa = madd_acc(*sa, _mm256_maddubs_epi16(q, yv), s);
                 }
             }
+        }
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            for (int a = 1; a < NACC(C); a++) isum[c][0] = _mm256_add_epi32(isum[c][0], isum[c][a]);
         }
         const __m256i sc16all = _mm256_cvtepi8_epi16(sc8);
         const float d = _cvtsh_ss(w->d);
@@ -188,7 +212,7 @@ q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_s
         for (int c = 0; c < C; c++) {
             const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
             const __m256i corr = _mm256_madd_epi16(sc16all, _mm256_loadu_si256((const __m256i *)a->bsums));
-            const __m256i t = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(corr, 5));
+            const __m256i t = _mm256_sub_epi32(isum[c][0], _mm256_slli_epi32(corr, 5));
             acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(d * a->d), acc[c]);
         }
     }
