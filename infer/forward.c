@@ -130,6 +130,54 @@ __attribute__((target("avx2,fma,f16c"))) static void axpy_f16_avx2(float *o, flo
 #endif
 
 /* ------------------------------------------------------------------------ */
+/* Feed-forward kernel                                                       */
+
+/* g[i] = silu(g[i]) * u[i] = g[i] / (1 + exp(-g[i])) * u[i], i < n. */
+static void swiglu_scalar(float *g, const float *u, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+#ifdef HAVE_X86
+/* exp(x) of 8 floats: x = k ln2 + r, |r| <= ln2 / 2 (ln2 in two parts, so
+ * that r is exact), exp(r) by its Taylor polynomial to r^7 / 7! (relative
+ * error below 2e-7 there), times 2^k through the exponent bits.  x is
+ * clamped to [-87, 88], where neither 2^k nor the result leaves the normal
+ * floats. */
+__attribute__((target("avx2,fma"))) static inline __m256 exp8(__m256 x)
+{
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+    const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145752f), x);
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860677e-6f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(k), 23);
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
+}
+
+/* swiglu_scalar() 8 at a time with exp8(), the rest of n one at a time. */
+__attribute__((target("avx2,fma"))) static void swiglu_avx2(float *g, const float *u, uint64_t n)
+{
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(g + i);
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), x));
+        const __m256 silu = _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+        _mm256_storeu_ps(g + i, _mm256_mul_ps(silu, _mm256_loadu_ps(u + i)));
+    }
+    swiglu_scalar(g + i, u + i, n - i);
+}
+#endif
+
+/* ------------------------------------------------------------------------ */
 /* The state                                                                 */
 
 static int max_threads(void)
@@ -239,11 +287,12 @@ int qwen_state_new(qwen_state **out, const qwen_model *m, uint32_t n_ctx, uint32
     s->dot_f16 = dot_f16_scalar;
     s->axpy_f16 = axpy_f16_scalar;
 #ifdef HAVE_X86
-    if (c->head_dim % 8 == 0 && gguf_simd_get() != GGUF_SIMD_SCALAR &&
-        __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-        __builtin_cpu_supports("f16c")) {
-        s->dot_f16 = dot_f16_avx2;
-        s->axpy_f16 = axpy_f16_avx2;
+    if (gguf_simd_get() != GGUF_SIMD_SCALAR && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+        if (c->head_dim % 8 == 0) {
+            s->dot_f16 = dot_f16_avx2;
+            s->axpy_f16 = axpy_f16_avx2;
+        }
     }
 #endif
     *out = s;
@@ -342,8 +391,10 @@ static int team_size(void)
  * multiple of every activation block size. */
 #define QUANT_CHUNK 1024u
 
-/* Weight rows per piece of work of a product. */
-#define ROW_CHUNK 64u
+/* Pieces of work per thread and product: enough to even out threads that
+ * run at different speeds, few enough that each streams a long run of
+ * contiguous weights (the hardware prefetchers restart at every jump). */
+#define CHUNKS_PER_THREAD 4u
 
 /* Most products in one matmul() call. */
 #define MAX_PRODUCTS 3
@@ -406,20 +457,24 @@ static void matmul(qwen_state *s, const float *in, uint32_t n, const struct prod
                 (void)st;
             }
         }
-        /* Rows go out in chunks of ROW_CHUNK, first come first served, so
-         * that threads slowed by others (or by the memory) still finish
-         * together. */
+        /* Rows go out in chunks, first come first served, so that threads
+         * slowed by others (or by the memory) still finish together; a
+         * chunk is a multiple of 16 rows. */
         const int id = thread_id();
-        uint64_t first[MAX_PRODUCTS + 1];
+        uint64_t first[MAX_PRODUCTS + 1], chunk[MAX_PRODUCTS];
         first[0] = 0;
-        for (int i = 0; i < np; i++) first[i + 1] = first[i] + (p[i].w->rows + ROW_CHUNK - 1) / ROW_CHUNK;
+        for (int i = 0; i < np; i++) {
+            const uint64_t rows = p[i].w->rows, pieces = CHUNKS_PER_THREAD * (uint64_t)team_size();
+            chunk[i] = ((rows + pieces - 1) / pieces + 15) / 16 * 16;
+            first[i + 1] = first[i] + (rows + chunk[i] - 1) / chunk[i];
+        }
 #pragma omp for schedule(dynamic, 1) nowait
         for (uint64_t ch = 0; ch < first[np]; ch++) {
             int i = 0;
             while (ch >= first[i + 1]) i++;
             const qwen_matrix *w = p[i].w;
-            const uint64_t r0 = (ch - first[i]) * ROW_CHUNK;
-            const uint64_t r1 = w->rows - r0 < ROW_CHUNK ? w->rows : r0 + ROW_CHUNK;
+            const uint64_t r0 = (ch - first[i]) * chunk[i];
+            const uint64_t r1 = w->rows - r0 < chunk[i] ? w->rows : r0 + chunk[i];
             const int k = s->plain ? -1 : act_index(gguf_matmul_act_type(w->type));
             if (k < 0) {
                 plain_rows(w, r0, r1, in, n, p[i].out, s->rows + (uint64_t)id * cols);
@@ -529,13 +584,29 @@ static void attention(qwen_state *s, uint32_t l, uint32_t n)
 /* ------------------------------------------------------------------------ */
 /* The forward pass                                                          */
 
-/* gate (n) = silu(gate) * up, on the state's threads. */
+void qwen_silu_mul(float *g, const float *u, uint64_t n)
+{
+    static void (*kernel)(float *, const float *, uint64_t);
+    if (!kernel) {
+        void (*k)(float *, const float *, uint64_t) = swiglu_scalar;
+#ifdef HAVE_X86
+        if (gguf_simd_get() != GGUF_SIMD_SCALAR && __builtin_cpu_supports("avx2") &&
+            __builtin_cpu_supports("fma"))
+            k = swiglu_avx2;
+#endif
+        __atomic_store_n(&kernel, k, __ATOMIC_RELAXED);
+    }
+    kernel(g, u, n);
+}
+
+/* gate (n) = silu(gate) * up, on the state's threads, in pieces of 256. */
 static void swiglu(qwen_state *s, uint64_t n)
 {
+    const uint64_t pieces = (n + 255) / 256;
 #pragma omp parallel for schedule(static) num_threads(s->n_threads)
-    for (uint64_t i = 0; i < n; i++) {
-        const float g = s->gate[i];
-        s->gate[i] = g / (1.0f + expf(-g)) * s->up[i];
+    for (uint64_t i = 0; i < pieces; i++) {
+        const uint64_t len = n - i * 256 < 256 ? n - i * 256 : 256;
+        qwen_silu_mul(s->gate + i * 256, s->up + i * 256, len);
     }
 }
 

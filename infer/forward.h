@@ -63,6 +63,12 @@ int qwen_state_threads(const qwen_state *s);
  * them. */
 void qwen_state_set_plain(qwen_state *s, int plain);
 
+/* g[i] = silu(g[i]) * u[i] = g[i] / (1 + exp(-g[i])) * u[i] for i < n, the
+ * gate of the feed-forward, with the kernel the forward pass uses (a
+ * vector exp where the CPU has AVX2 and FMA): within 1e-6 of the exact
+ * value relative to it (plus 1e-30 absolute, where exp(g) underflows). */
+void qwen_silu_mul(float *g, const float *u, uint64_t n);
+
 /* Releases the state.  NULL is allowed. */
 void qwen_state_free(qwen_state *s);
 
