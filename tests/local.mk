@@ -128,7 +128,8 @@ check_PROGRAMS += tests/test-forward
 tests_test_forward_SOURCES = tests/test-forward.c tests/ref-forward.c tests/ref-forward.h \
 	tests/testutil.h
 tests_test_forward_LDADD = infer/libinfer.la gguf/libgguf.la -lm
-tests_test_forward_LDFLAGS = $(OPENMP_CFLAGS)
+# --wrap: the test counts the allocations of the decode loop.
+tests_test_forward_LDFLAGS = $(OPENMP_CFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 TESTS += tests/test-forward
 
 # --- infer/ tokenizer: split, BPE against a reference loop, round trip,

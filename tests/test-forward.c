@@ -178,6 +178,69 @@ static void check_accuracy(const struct acc_case *ac)
 }
 
 /* ------------------------------------------------------------------------ */
+/* The decode loop allocates nothing                                         */
+
+/* The test is linked with --wrap for malloc, calloc and realloc: calls from
+ * this program and from the infer/ library (linked in statically) come
+ * here and are counted while counting is on. */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+static int counting;
+static long n_allocs;
+
+void *__wrap_malloc(size_t n)
+{
+    if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
+    return __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
+    return __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
+    return __real_realloc(p, n);
+}
+
+static void check_no_alloc(void)
+{
+    char path[512];
+    make_model(path, sizeof path, "small", "q4_k_m");
+    gguf_error err;
+    qwen_model *m;
+    REQUIRE(qwen_model_open(&m, path, &err) == GGUF_OK, "%s", err.message);
+    qwen_state *s;
+    REQUIRE(qwen_state_new(&s, m, 64, N_PREFILL, &err) == GGUF_OK, "%s", err.message);
+    int32_t tok[N_TOKENS];
+    for (uint32_t i = 0; i < N_TOKENS; i++) tok[i] = token_at(i, m->config.n_vocab);
+    REQUIRE(qwen_forward(s, tok, N_PREFILL, &err) == GGUF_OK, "%s", err.message);
+    /* the counter sees this program's own allocations: prove it works */
+    __atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+    void *volatile probe = malloc(16);
+    free(probe);
+    __atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
+    CHECK(n_allocs == 1, "the allocation counter counted %ld of 1", n_allocs);
+    n_allocs = 0;
+    __atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+    for (uint32_t i = N_PREFILL; i < N_TOKENS; i++) {
+        if (qwen_forward(s, tok + i, 1, &err) != GGUF_OK) break;
+    }
+    __atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
+    CHECK(qwen_state_pos(s) == N_TOKENS, "decode stopped at %u: %s", qwen_state_pos(s), err.message);
+    CHECK(n_allocs == 0, "%d decode steps allocated %ld times", N_DECODE, n_allocs);
+    qwen_state_free(s);
+    qwen_model_close(m);
+}
+
+/* ------------------------------------------------------------------------ */
 /* The feed-forward gate                                                     */
 
 static void check_silu(void)
@@ -582,6 +645,7 @@ int main(void)
     for (size_t i = 0; i < sizeof acc_cases / sizeof acc_cases[0]; i++)
         check_accuracy(&acc_cases[i]);
     check_silu();
+    check_no_alloc();
     check_batching();
     check_broken();
     tu_finish();
