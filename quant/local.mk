@@ -37,7 +37,7 @@ ggufinclude_HEADERS += quant/quant.h
 # kernels bit for bit.
 if HAVE_AVX2_FLAGS
 noinst_LTLIBRARIES += quant/libquant_avx2.la
-quant_libquant_avx2_la_SOURCES = quant/kernels-avx2.c quant/vkernels.h quant/dot-avx2.c \
+quant_libquant_avx2_la_SOURCES = quant/kernels-avx2.c quant/vkernels.h quant/dot-avx2.c quant/x86.h \
 	quant/matmul-x86.c
 quant_libquant_avx2_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c
 quant_libquant_avx2_la_CPPFLAGS = $(QUANT_CPPFLAGS)
@@ -57,7 +57,7 @@ QUANT_INTERNAL_LIBS += quant/libquant_avx512.la
 # they run only where the CPU has VNNI, which the AVX-512 level does not
 # require.
 noinst_LTLIBRARIES += quant/libquant_vnni.la
-quant_libquant_vnni_la_SOURCES = quant/matmul-x86.c
+quant_libquant_vnni_la_SOURCES = quant/matmul-x86.c quant/x86.h
 quant_libquant_vnni_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c -mavx512f -mavx512bw \
 	-mavx512vl -mavx512vnni
 quant_libquant_vnni_la_CPPFLAGS = $(QUANT_CPPFLAGS)

@@ -1,5 +1,6 @@
 /* matmul-x86.c -- matrix products of Q4_K and Q6_K weights with Q8_K
- * activations, several activation columns per pass over a weight row.
+ * activations, and of Q4_0, Q5_0 and Q8_0 weights with Q8_0 activations,
+ * several activation columns per pass over a weight row.
  *
  * Compiled twice: with AVX2 (the table gq_matmul_avx2) and with AVX-512
  * VL + VNNI (gq_matmul_avx512), where the same code gets 32 vector
@@ -27,6 +28,7 @@
 
 #include "quant/blocks.h"
 #include "quant/dot.h"
+#include "quant/x86.h"
 
 #define ROW_BLOCK 16
 /* Columns per tile: as many as the vector registers hold sums for. */
@@ -53,22 +55,6 @@ static inline __m256i madd_acc(__m256i acc, __m256i a, __m256i b)
 #else
     return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
 #endif
-}
-
-/* The sum of the 8 float lanes of v. */
-static inline float hsum_f32(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-static inline uint32_t load_u32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
 }
 
 /* Activation block i of column c. */
@@ -221,6 +207,87 @@ q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_s
 }
 
 /* ------------------------------------------------------------------------ */
+/* Q4_0, Q5_0, Q8_0: 32-weight blocks with Q8_0 activations                 */
+
+/* The 32 weights of block i of a row as signed bytes, and the block's
+ * scale in *d. */
+static inline __m256i q4_0_weights(const uint8_t *row, int i, float *d)
+{
+    const struct gq_block_q4_0 *b = (const struct gq_block_q4_0 *)row + i;
+    *d = _cvtsh_ss(b->d);
+    return _mm256_sub_epi8(unpack_nibbles32(b->qs), _mm256_set1_epi8(8));
+}
+
+static inline __m256i q5_0_weights(const uint8_t *row, int i, float *d)
+{
+    const struct gq_block_q5_0 *b = (const struct gq_block_q5_0 *)row + i;
+    *d = _cvtsh_ss(b->d);
+    /* q - 16 as a byte: the nibble, with 0xf0 added where bit 4 is 0 */
+    const __m256i no_high = _mm256_andnot_si256(bits_to_bytes(load_u32(b->qh)), _mm256_set1_epi8((char)0xf0));
+    return _mm256_or_si256(unpack_nibbles32(b->qs), no_high);
+}
+
+static inline __m256i q8_0_weights(const uint8_t *row, int i, float *d)
+{
+    const struct gq_block_q8_0 *b = (const struct gq_block_q8_0 *)row + i;
+    *d = _cvtsh_ss(b->d);
+    return _mm256_loadu_si256((const __m256i *)b->qs);
+}
+
+/* 8 int32 lanes summing to the products of the unsigned bytes u (at most
+ * 128) and the signed bytes v (-127..127). */
+static inline __m256i dot_u8s8(__m256i u, __m256i v)
+{
+#ifdef __AVX512VNNI__
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, v);
+#else
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, v), _mm256_set1_epi16(1));
+#endif
+}
+
+/* The tile of q4k_tile() for 32-weight blocks whose weights WEIGHTS()
+ * gives as signed bytes: |x| times y with x's sign, per block, scaled by
+ * both halves.  With few columns, alternate blocks go to two float sums
+ * (short chains of dependent adds). */
+static inline __attribute__((always_inline)) void
+legacy_tile(__m256i (*weights)(const uint8_t *, int, float *), int nb, const uint8_t *row,
+            const uint8_t *act, size_t act_stride, const int C, float *out, size_t out_stride)
+{
+    const int na = C <= 2 ? 2 : 1;
+    __m256 acc[MAX_TILE][2];
+    UNROLL
+    for (int c = 0; c < C; c++) acc[c][0] = acc[c][1] = _mm256_setzero_ps();
+    for (int i = 0; i < nb; i++) {
+        float d;
+        const __m256i x = weights(row, i, &d);
+        const __m256i ax = _mm256_sign_epi8(x, x);
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)(act + (size_t)c * act_stride) + i;
+            const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a->qs), x);
+            __m256 *acc_c = &acc[c][i % na];
+            *acc_c = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8(ax, sy)),
+                                     _mm256_set1_ps(d * _cvtsh_ss(a->d)), *acc_c);
+        }
+    }
+    UNROLL
+    for (int c = 0; c < C; c++)
+        out[(size_t)c * out_stride] = hsum_f32(na == 2 ? _mm256_add_ps(acc[c][0], acc[c][1]) : acc[c][0]);
+}
+
+#define LEGACY_TILE(NAME, WEIGHTS)                                                              \
+    static inline __attribute__((always_inline)) void NAME(int nb, const uint8_t *row,          \
+                                                           const uint8_t *act, size_t act_stride, \
+                                                           const int C, float *out,             \
+                                                           size_t out_stride)                   \
+    {                                                                                           \
+        legacy_tile(WEIGHTS, nb, row, act, act_stride, C, out, out_stride);                     \
+    }
+LEGACY_TILE(q4_0_tile, q4_0_weights)
+LEGACY_TILE(q5_0_tile, q5_0_weights)
+LEGACY_TILE(q8_0_tile, q8_0_weights)
+
+/* ------------------------------------------------------------------------ */
 /* Tiling                                                                    */
 
 /* The remainders of 4 to MAX_TILE - 1 columns. */
@@ -235,12 +302,13 @@ q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_s
 #endif
 
 /* gemm_NAME(): the gq_matmul_fn of a tile function TILE over blocks of
- * BLOCK_TYPE, columns MAX_TILE at a time, then the rest. */
-#define DEFINE_GEMM(NAME, TILE, BLOCK_TYPE)                                                     \
+ * BLOCK_TYPE holding QK weights, columns MAX_TILE at a time, then the
+ * rest. */
+#define DEFINE_GEMM(NAME, TILE, BLOCK_TYPE, QK)                                                 \
     static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
                      size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
     {                                                                                           \
-        const int nb = (int)(k / GQ_QK_K);                                                      \
+        const int nb = (int)(k / (QK));                                                         \
         const uint8_t *wb = w, *ab = act;                                                       \
         for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {                                     \
             const int64_t r1 = nrows - r0 < ROW_BLOCK ? nrows : r0 + ROW_BLOCK;                 \
@@ -265,8 +333,11 @@ q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_s
         }                                                                                       \
     }
 
-DEFINE_GEMM(gemm_q4_k, q4k_tile, struct gq_block_q4_k)
-DEFINE_GEMM(gemm_q6_k, q6k_tile, struct gq_block_q6_k)
+DEFINE_GEMM(gemm_q4_k, q4k_tile, struct gq_block_q4_k, GQ_QK_K)
+DEFINE_GEMM(gemm_q6_k, q6k_tile, struct gq_block_q6_k, GQ_QK_K)
+DEFINE_GEMM(gemm_q4_0, q4_0_tile, uint8_t, GQ_QK)
+DEFINE_GEMM(gemm_q5_0, q5_0_tile, uint8_t, GQ_QK)
+DEFINE_GEMM(gemm_q8_0, q8_0_tile, uint8_t, GQ_QK)
 
 #ifdef __AVX512VNNI__
 const struct gq_matmul_kernels gq_matmul_avx512 = {
@@ -274,6 +345,9 @@ const struct gq_matmul_kernels gq_matmul_avx512 = {
 const struct gq_matmul_kernels gq_matmul_avx2 = {
 #endif
     .gemm = {
+        [GGUF_T_Q4_0] = gemm_q4_0,
+        [GGUF_T_Q5_0] = gemm_q5_0,
+        [GGUF_T_Q8_0] = gemm_q8_0,
         [GGUF_T_Q4_K] = gemm_q4_k,
         [GGUF_T_Q6_K] = gemm_q6_k,
     },

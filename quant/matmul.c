@@ -83,7 +83,9 @@ int gguf_matmul(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, i
     if (!w || !act || !out || k <= 0 || k % bs || k > INT32_MAX || nrows < 0 || ncols < 0)
         return GGUF_E_INVALID;
     const int level = gguf_simd_get();
-    const gq_matmul_fn gemm = gemm_kernel_at(level, wtype);
+    /* For one column of 32-weight blocks the dot kernels, which sum in
+     * vector lanes across blocks, are faster than the tiles. */
+    const gq_matmul_fn gemm = ncols == 1 && bs == GQ_QK ? NULL : gemm_kernel_at(level, wtype);
     if (gemm)
         gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
     else
