@@ -52,6 +52,7 @@ static int act_index(uint32_t act_type)
  * where the CPU has them. */
 typedef float (*dot_f16_fn)(const float *q, const uint16_t *k, uint32_t n);
 typedef void (*axpy_f16_fn)(float *o, float a, const uint16_t *v, uint32_t n);
+typedef float (*dot_f32_fn)(const float *a, const float *b, uint64_t n);
 
 struct qwen_state {
     const qwen_model *m;
@@ -76,6 +77,7 @@ struct qwen_state {
     int n_threads;
     dot_f16_fn dot_f16;
     axpy_f16_fn axpy_f16;
+    dot_f32_fn dot_f32;     /* the float products of plain mode */
     uint16_t *k_cache;      /* (n_kv, n_ctx, n_layer) F16 */
     uint16_t *v_cache;      /* (n_kv, n_ctx, n_layer) F16 */
 };
@@ -89,6 +91,13 @@ static void *alloc_array(uint64_t n, size_t size)
 
 /* ------------------------------------------------------------------------ */
 /* Attention kernels                                                         */
+
+static float dot_f32_scalar(const float *a, const float *b, uint64_t n)
+{
+    float sum = 0.0f;
+    for (uint64_t i = 0; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
 
 static float dot_f16_scalar(const float *q, const uint16_t *k, uint32_t n)
 {
@@ -116,6 +125,24 @@ __attribute__((target("avx2,fma,f16c"))) static float dot_f16_avx2(const float *
     h = _mm_add_ps(h, _mm_movehl_ps(h, h));
     h = _mm_add_ss(h, _mm_movehdup_ps(h));
     return _mm_cvtss_f32(h);
+}
+
+/* dot_f32_scalar() in 8 float lanes (two sums of 8), the rest one by
+ * one. */
+__attribute__((target("avx2,fma"))) static float dot_f32_avx2(const float *a, const float *b,
+                                                              uint64_t n)
+{
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    uint64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+    }
+    const __m256 t = _mm256_add_ps(s0, s1);
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    return _mm_cvtss_f32(h) + dot_f32_scalar(a + i, b + i, n - i);
 }
 
 __attribute__((target("avx2,fma,f16c"))) static void axpy_f16_avx2(float *o, float a,
@@ -286,6 +313,7 @@ int qwen_state_new(qwen_state **out, const qwen_model *m, uint32_t n_ctx, uint32
     }
     s->dot_f16 = dot_f16_scalar;
     s->axpy_f16 = axpy_f16_scalar;
+    s->dot_f32 = dot_f32_scalar;
 #ifdef HAVE_X86
     if (gguf_simd_get() != GGUF_SIMD_SCALAR && __builtin_cpu_supports("avx2") &&
         __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
@@ -293,6 +321,7 @@ int qwen_state_new(qwen_state **out, const qwen_model *m, uint32_t n_ctx, uint32
             s->dot_f16 = dot_f16_avx2;
             s->axpy_f16 = axpy_f16_avx2;
         }
+        s->dot_f32 = dot_f32_avx2;
     }
 #endif
     *out = s;
@@ -361,12 +390,6 @@ const float *qwen_state_logits(const qwen_state *s)
 /* ------------------------------------------------------------------------ */
 /* Building blocks                                                           */
 
-static float dot(const float *a, const float *b, uint64_t n)
-{
-    float sum = 0.0f;
-    for (uint64_t i = 0; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
 
 /* The thread's number and the team's size inside a parallel region. */
 static int thread_id(void)
@@ -407,8 +430,8 @@ struct product {
 
 /* Rows r0 .. r1 of w times the n vectors of in, in float, each weight row
  * dequantized once into row. */
-static void plain_rows(const qwen_matrix *w, uint64_t r0, uint64_t r1, const float *in,
-                       uint32_t n, float *out, float *row)
+static void plain_rows(const qwen_state *s, const qwen_matrix *w, uint64_t r0, uint64_t r1,
+                       const float *in, uint32_t n, float *out, float *row)
 {
     for (uint64_t r = r0; r < r1; r++) {
         const unsigned char *src = (const unsigned char *)w->data + r * w->row_bytes;
@@ -416,7 +439,7 @@ static void plain_rows(const qwen_matrix *w, uint64_t r0, uint64_t r1, const flo
         assert(st == GGUF_OK); /* the type and width were checked at load */
         (void)st;
         for (uint32_t t = 0; t < n; t++)
-            out[(uint64_t)t * w->rows + r] = dot(row, in + (uint64_t)t * w->cols, w->cols);
+            out[(uint64_t)t * w->rows + r] = s->dot_f32(row, in + (uint64_t)t * w->cols, w->cols);
     }
 }
 
@@ -477,7 +500,7 @@ static void matmul(qwen_state *s, const float *in, uint32_t n, const struct prod
             const uint64_t r1 = w->rows - r0 < chunk[i] ? w->rows : r0 + chunk[i];
             const int k = s->plain ? -1 : act_index(gguf_matmul_act_type(w->type));
             if (k < 0) {
-                plain_rows(w, r0, r1, in, n, p[i].out, s->rows + (uint64_t)id * cols);
+                plain_rows(s, w, r0, r1, in, n, p[i].out, s->rows + (uint64_t)id * cols);
                 continue;
             }
             int st = gguf_matmul(w->type, (const unsigned char *)w->data + r0 * w->row_bytes,
