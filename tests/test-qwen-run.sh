@@ -238,9 +238,17 @@ check "--stats: three lines" [ "$(wc -l < "$tmp/stats.err")" -eq 3 ]
 
 # --- SIGINT stops generation, the stats are still printed ---
 "$SYNTH" -j 1 --size small --seed 7 -o "$tmp/small.gguf" 2>/dev/null || hard_error "gguf-synth failed"
-"$RUN" -m "$tmp/small.gguf" --temp 0 -c 2048 --stats -p "$prompt" > "$tmp/int.out" 2> "$tmp/int.err" &
+# (--ignore-eos and the model's whole context of 32768 tokens: far more
+# than a second of work; the signal comes once the reply has begun)
+"$RUN" -m "$tmp/small.gguf" --temp 0 -c 32768 --ignore-eos --stats -p "$prompt" \
+    > "$tmp/int.out" 2> "$tmp/int.err" &
 pid=$!
-sleep 1
+i=0
+while [ ! -s "$tmp/int.out" ] && [ $i -lt 600 ] && kill -0 "$pid" 2> /dev/null; do
+    sleep 0.1
+    i=$((i + 1))
+done
+sleep 0.2
 kill -INT "$pid"
 wait "$pid"
 st=$?
@@ -252,7 +260,7 @@ check "SIGINT: stats still printed" grep -Eq '^generation: [0-9]+ tokens' "$tmp/
 if [ -r /proc/self/status ]; then
     for t in 1 5; do
         rm -f "$tmp/thr.out"
-        "$RUN" -m "$tmp/small.gguf" -t "$t" --temp 0 -c 2048 --print-ids -p "$prompt" \
+        "$RUN" -m "$tmp/small.gguf" -t "$t" --temp 0 -c 32768 --ignore-eos --print-ids -p "$prompt" \
             > "$tmp/thr.out" 2> "$tmp/thr.err" &
         pid=$!
         # once the first ids are out the forward pass has run (up to 60 s
