@@ -38,7 +38,7 @@ wall_ms() {
     [ -n "$wall" ] && echo "$wall"
 }
 
-size=$(stat -c %s "$model") || die "$model: cannot stat"
+size=$(stat -L -c %s "$model") || die "$model: cannot stat"
 echo "model: $model ($((size / 1048576)) MiB)"
 echo "gguf-dump: $dump; best of $runs runs, page cache warm"
 

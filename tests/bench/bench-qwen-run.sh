@@ -71,7 +71,7 @@ len=$lo
 while [ "$(count "$len")" -lt "$n_prompt" ] && [ "$len" -lt $((lo + 8)) ]; do len=$((len + 1)); done
 [ "$(count "$len")" -eq "$n_prompt" ] || die "no prefix of the text has exactly $n_prompt tokens"
 
-echo "model: $model ($(($(stat -c %s "$model") / 1048576)) MiB)"
+echo "model: $model ($(($(stat -L -c %s "$model") / 1048576)) MiB)"
 echo "threads: $threads; prompt $n_prompt tokens, generation $n_gen tokens; best of $runs rounds"
 
 # ours: runs qwen-run once; sets pp and tg to its two speeds.

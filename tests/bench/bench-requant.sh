@@ -57,7 +57,7 @@ for t in json.load(open(sys.argv[1]))["tensors"]:
 ' "$tmp/dump.json"
 }
 
-size=$(stat -c %s "$model") || die "$model: cannot stat"
+size=$(stat -L -c %s "$model") || die "$model: cannot stat"
 tensors "$model" > "$tmp/in.list" || die "$model: gguf-dump --json failed"
 n_q6=$(awk '$2 == "Q6_K" { n++; w += $4 } END { printf "%d tensors, %.0f MiB", n, w / 1048576 }' "$tmp/in.list")
 echo "model: $model ($((size / 1048576)) MiB; Q6_K: $n_q6)"

@@ -36,7 +36,7 @@ command -v xxhsum > /dev/null 2>&1 || die "xxhsum not found (install xxhash)"
 
 bench_model q4_k_m
 
-size=$(stat -c %s "$model") || die "$model: cannot stat"
+size=$(stat -L -c %s "$model") || die "$model: cannot stat"
 echo "model: $model ($((size / 1048576)) MiB)"
 echo "best of $runs runs, page cache warm"
 
