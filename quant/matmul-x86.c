@@ -149,7 +149,6 @@ static inline __attribute__((always_inline)) void
 q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_stride, const int C,
          float *out, size_t out_stride)
 {
-    const __m256i low4 = _mm256_set1_epi8(0x0f), three = _mm256_set1_epi8(3);
     __m256 acc[MAX_TILE];
     UNROLL
     for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
@@ -162,23 +161,10 @@ q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_s
         }
         UNROLL
         for (int h = 0; h < 2; h++) {
-            /* scales 8h .. 8h + 7 as int16, in both 128-bit lanes */
-            const __m256i sc16 = _mm256_broadcastsi128_si256(
-                _mm_cvtepi8_epi16(h ? _mm_srli_si128(sc8, 8) : sc8));
-            const __m256i ql0 = _mm256_loadu_si256((const __m256i *)(w->ql + 64 * h));
-            const __m256i ql1 = _mm256_loadu_si256((const __m256i *)(w->ql + 64 * h + 32));
-            const __m256i qh = _mm256_loadu_si256((const __m256i *)(w->qh + 32 * h));
+            const struct q6k_half hv = q6k_load_half(w, h);
             UNROLL
             for (int k = 0; k < 4; k++) {
-                const __m256i ql = k & 1 ? ql1 : ql0;
-                const __m256i lo = k < 2 ? _mm256_and_si256(ql, low4)
-                                         : _mm256_and_si256(_mm256_srli_epi16(ql, 4), low4);
-                const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), three);
-                const __m256i q = _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
-                /* scale 2k for elements 0-15, 2k + 1 for 16-31 */
-                const __m256i s = _mm256_shuffle_epi8(
-                    sc16, _mm256_set_m128i(_mm_set1_epi16((short)(0x0100 + 0x0202 * (2 * k + 1))),
-                                           _mm_set1_epi16((short)(0x0100 + 0x0202 * 2 * k))));
+                const __m256i q = q6k_quants(hv.ql0, hv.ql1, hv.qh, k), s = q6k_scales(hv.sc16, k);
                 UNROLL
                 for (int c = 0; c < C; c++) {
                     const int8_t *y = act_block(act, act_stride, c, i)->qs + 128 * h + 32 * k;

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "quant/blocks.h"
+
 /* The sum of the 8 float lanes of v. */
 static inline float hsum_f32(__m256 v)
 {
@@ -59,6 +61,47 @@ static inline uint32_t load_u32(const uint8_t *p)
     uint32_t v;
     memcpy(&v, p, 4);
     return v;
+}
+
+/* Half h (0 or 1) of a Q6_K block: its 8 scales as int16 in both 128-bit
+ * lanes, and the bytes of its quants (see q6k_quants()). */
+struct q6k_half {
+    __m256i sc16, ql0, ql1, qh;
+};
+
+static inline struct q6k_half q6k_load_half(const struct gq_block_q6_k *w, int h)
+{
+    const __m128i sc8 = _mm_loadu_si128((const __m128i *)w->scales);
+    return (struct q6k_half){
+        .sc16 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(h ? _mm_srli_si128(sc8, 8) : sc8)),
+        .ql0 = _mm256_loadu_si256((const __m256i *)(w->ql + 64 * h)),
+        .ql1 = _mm256_loadu_si256((const __m256i *)(w->ql + 64 * h + 32)),
+        .qh = _mm256_loadu_si256((const __m256i *)(w->qh + 32 * h)),
+    };
+}
+
+/* Q6_K: half h (0 or 1) of a block has 128 quants in 32 bytes of ql0,
+ * 32 of ql1 (low nibbles) and 32 of qh (2 high bits each).  quants k = 0..3
+ * (32 each) are ql0/ql1 low nibbles (k = 0, 1), then their high nibbles
+ * (k = 2, 3), with bits 2k, 2k+1 of qh above: returned as bytes 0..63. */
+static inline __m256i q6k_quants(__m256i ql0, __m256i ql1, __m256i qh, int k)
+{
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    const __m256i ql = k & 1 ? ql1 : ql0;
+    const __m256i lo = k < 2 ? _mm256_and_si256(ql, low4)
+                             : _mm256_and_si256(_mm256_srli_epi16(ql, 4), low4);
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), _mm256_set1_epi8(3));
+    return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
+}
+
+/* The int16 scales of quants k of q6k_quants() from sc16 (scales 8h ..
+ * 8h + 7 of the half as int16 in both 128-bit lanes): scale 2k for its
+ * elements 0-15, 2k + 1 for 16-31. */
+static inline __m256i q6k_scales(__m256i sc16, int k)
+{
+    return _mm256_shuffle_epi8(
+        sc16, _mm256_set_m128i(_mm_set1_epi16((short)(0x0100 + 0x0202 * (2 * k + 1))),
+                               _mm_set1_epi16((short)(0x0100 + 0x0202 * 2 * k))));
 }
 
 #endif /* GGUF_QUANT_X86_H */

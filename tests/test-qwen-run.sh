@@ -236,6 +236,17 @@ check "--stats: prompt line" grep -Eq "^prompt: $ntok tokens, [0-9]+\\.[0-9] tok
 check "--stats: generation line" grep -Eq '^generation: 5 tokens, [0-9]+\.[0-9] tok/s$' "$tmp/stats.err"
 check "--stats: three lines" [ "$(wc -l < "$tmp/stats.err")" -eq 3 ]
 
+# await_output FILE PID: waits until FILE is not empty (the background
+# process PID has begun its reply), PID has ended, or 60 s (sanitizer
+# builds are slow) have passed.
+await_output() {
+    i=0
+    while [ ! -s "$1" ] && [ $i -lt 600 ] && kill -0 "$2" 2> /dev/null; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+}
+
 # --- SIGINT stops generation, the stats are still printed ---
 "$SYNTH" -j 1 --size small --seed 7 -o "$tmp/small.gguf" 2>/dev/null || hard_error "gguf-synth failed"
 # (--ignore-eos and the model's whole context of 32768 tokens: far more
@@ -243,11 +254,7 @@ check "--stats: three lines" [ "$(wc -l < "$tmp/stats.err")" -eq 3 ]
 "$RUN" -m "$tmp/small.gguf" --temp 0 -c 32768 --ignore-eos --stats -p "$prompt" \
     > "$tmp/int.out" 2> "$tmp/int.err" &
 pid=$!
-i=0
-while [ ! -s "$tmp/int.out" ] && [ $i -lt 600 ] && kill -0 "$pid" 2> /dev/null; do
-    sleep 0.1
-    i=$((i + 1))
-done
+await_output "$tmp/int.out" "$pid"
 sleep 0.2
 kill -INT "$pid"
 wait "$pid"
@@ -263,13 +270,9 @@ if [ -r /proc/self/status ]; then
         "$RUN" -m "$tmp/small.gguf" -t "$t" --temp 0 -c 32768 --ignore-eos --print-ids -p "$prompt" \
             > "$tmp/thr.out" 2> "$tmp/thr.err" &
         pid=$!
-        # once the first ids are out the forward pass has run (up to 60 s
-        # under sanitizers); then the thread count is settled
-        i=0
-        while [ ! -s "$tmp/thr.out" ] && [ $i -lt 600 ] && kill -0 "$pid" 2> /dev/null; do
-            sleep 0.1
-            i=$((i + 1))
-        done
+        # once the first ids are out the forward pass has run; then the
+        # thread count is settled
+        await_output "$tmp/thr.out" "$pid"
         n=$(sed -n 's/^Threads:[[:space:]]*//p' "/proc/$pid/status")
         kill -INT "$pid"
         wait "$pid"
