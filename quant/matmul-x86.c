@@ -1,4 +1,4 @@
-/* matmul-x86.c -- matrix products of Q4_K and Q6_K weights with Q8_K
+/* matmul-x86.c -- matrix products of Q4_K, Q5_K and Q6_K weights with Q8_K
  * activations, and of Q4_0, Q5_0 and Q8_0 weights with Q8_0 activations,
  * several activation columns per pass over a weight row.
  *
@@ -87,14 +87,20 @@ static inline __m128i q4k_scales_mins(const uint8_t *scales)
 /* out[c * out_stride] = row w (nb blocks) times activation column c, for
  * c < C (a constant after inlining). */
 static inline __attribute__((always_inline)) void
-q4k_tile(int nb, const struct gq_block_q4_k *w, const uint8_t *act, size_t act_stride, const int C,
-         float *out, size_t out_stride)
+k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
+        float *out, size_t out_stride, const int with_high)
 {
-    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
+    const size_t block_bytes = with_high ? sizeof(struct gq_block_q5_k) : sizeof(struct gq_block_q4_k);
     __m256 acc[MAX_TILE];
     UNROLL
     for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
-    for (int i = 0; i < nb; i++, w++) {
+    for (int i = 0; i < nb; i++) {
+        /* Q4_K and Q5_K share d, dmin and scales; Q5_K has qh before qs */
+        const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)(row + (size_t)i * block_bytes);
+        const struct gq_block_q5_k *w5 = (const struct gq_block_q5_k *)w;
+        const uint8_t *qs = with_high ? w5->qs : w->qs;
+        __m256i hbits = with_high ? _mm256_loadu_si256((const __m256i *)w5->qh) : _mm256_setzero_si256();
         const __m128i scmn = q4k_scales_mins(w->scales);
         /* the 8 scales as int16, in both 128-bit lanes; the 8 mins, each
          * twice (it applies to two 16-sums of the activations) */
@@ -110,9 +116,14 @@ q4k_tile(int nb, const struct gq_block_q4_k *w, const uint8_t *act, size_t act_s
         }
         UNROLL
         for (int j = 0; j < 4; j++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(w->qs + 32 * j));
-            const __m256i lo = _mm256_and_si256(q, low4);
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * j));
+            __m256i lo = _mm256_and_si256(q, low4);
+            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            if (with_high) { /* bit 2j of qh byte l above element l of sub-block 2j, 2j + 1 above 2j + 1 */
+                lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(hbits, 4), bit4));
+                hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(hbits, 3), bit4));
+                hbits = _mm256_srli_epi16(hbits, 2);
+            }
             const __m256i s0 = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16((short)(0x0100 + 0x0202 * 2 * j)));
             const __m256i s1 = _mm256_shuffle_epi8(sc16, _mm256_set1_epi16((short)(0x0100 + 0x0202 * (2 * j + 1))));
             UNROLL
@@ -140,6 +151,20 @@ q4k_tile(int nb, const struct gq_block_q4_k *w, const uint8_t *act, size_t act_s
     }
     UNROLL
     for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = hsum_f32(acc[c]);
+}
+
+static inline __attribute__((always_inline)) void
+q4k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C, float *out,
+         size_t out_stride)
+{
+    k4_tile(nb, row, act, act_stride, C, out, out_stride, 0);
+}
+
+static inline __attribute__((always_inline)) void
+q5k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C, float *out,
+         size_t out_stride)
+{
+    k4_tile(nb, row, act, act_stride, C, out, out_stride, 1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -319,7 +344,8 @@ LEGACY_TILE(q8_0_tile, q8_0_weights)
         }                                                                                       \
     }
 
-DEFINE_GEMM(gemm_q4_k, q4k_tile, struct gq_block_q4_k, GQ_QK_K)
+DEFINE_GEMM(gemm_q4_k, q4k_tile, uint8_t, GQ_QK_K)
+DEFINE_GEMM(gemm_q5_k, q5k_tile, uint8_t, GQ_QK_K)
 DEFINE_GEMM(gemm_q6_k, q6k_tile, struct gq_block_q6_k, GQ_QK_K)
 DEFINE_GEMM(gemm_q4_0, q4_0_tile, uint8_t, GQ_QK)
 DEFINE_GEMM(gemm_q5_0, q5_0_tile, uint8_t, GQ_QK)
@@ -335,6 +361,7 @@ const struct gq_matmul_kernels gq_matmul_avx2 = {
         [GGUF_T_Q5_0] = gemm_q5_0,
         [GGUF_T_Q8_0] = gemm_q8_0,
         [GGUF_T_Q4_K] = gemm_q4_k,
+        [GGUF_T_Q5_K] = gemm_q5_k,
         [GGUF_T_Q6_K] = gemm_q6_k,
     },
 };
