@@ -67,7 +67,7 @@ gq_quant_fn gq_dot_act_quant(uint32_t wtype)
     case GGUF_T_Q8_K:
         return gq_quant_kernel(GGUF_T_Q8_K);
     case GGUF_T_Q8_0:
-        return gq_quant_q8_0;
+        return gq_quant_kernel(GGUF_T_Q8_0);
     case GGUF_T_Q8_1:
         return gq_quant_q8_1;
     default:

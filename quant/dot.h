@@ -80,8 +80,8 @@ GQ_HIDDEN uint32_t gq_dot_act_type(uint32_t wtype);
 
 /* The kernel that quantizes n floats (a multiple of the activation
  * type's block size) into activations for weight type `wtype`: the
- * quantizer of Q8_K at the SIMD level in use, or the reference quantizer
- * of Q8_0 or Q8_1 (the same output on every level); NULL when
+ * quantizer of Q8_K or Q8_0 at the SIMD level in use, or the reference
+ * quantizer of Q8_1 (the same output on every level); NULL when
  * gq_dot_act_type() is GGUF_T_COUNT. */
 GQ_HIDDEN gq_quant_fn gq_dot_act_quant(uint32_t wtype);
 

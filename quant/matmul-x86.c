@@ -258,11 +258,13 @@ static inline __m256i dot_u8s8(__m256i u, __m256i v)
 
 /* The tile of q4k_tile() for 32-weight blocks whose weights WEIGHTS()
  * gives as signed bytes: |x| times y with x's sign, per block, scaled by
- * both halves.  With few columns, alternate blocks go to two float sums
- * (short chains of dependent adds). */
+ * both halves; da[c * nb + i] is the scale of activation block i of
+ * column c as a float.  With few columns, alternate blocks go to two
+ * float sums (short chains of dependent adds). */
 static inline __attribute__((always_inline)) void
 legacy_tile(__m256i (*weights)(const uint8_t *, int, float *), int nb, const uint8_t *row,
-            const uint8_t *act, size_t act_stride, const int C, float *out, size_t out_stride)
+            const uint8_t *act, size_t act_stride, const float *da, const int C, float *out,
+            size_t out_stride)
 {
     const int na = C <= 2 ? 2 : 1;
     __m256 acc[MAX_TILE][2];
@@ -272,13 +274,14 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *), int nb, const uin
         float d;
         const __m256i x = weights(row, i, &d);
         const __m256i ax = _mm256_sign_epi8(x, x);
+        const __m256 dw = _mm256_set1_ps(d);
         UNROLL
         for (int c = 0; c < C; c++) {
             const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)(act + (size_t)c * act_stride) + i;
             const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a->qs), x);
             __m256 *acc_c = &acc[c][i % na];
-            *acc_c = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8s8(ax, sy)),
-                                     _mm256_set1_ps(d * _cvtsh_ss(a->d)), *acc_c);
+            const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_u8s8(ax, sy)), dw);
+            *acc_c = _mm256_fmadd_ps(t, _mm256_broadcast_ss(da + (size_t)c * nb + i), *acc_c);
         }
     }
     UNROLL
@@ -286,17 +289,91 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *), int nb, const uin
         out[(size_t)c * out_stride] = hsum_f32(na == 2 ? _mm256_add_ps(acc[c][0], acc[c][1]) : acc[c][0]);
 }
 
-#define LEGACY_TILE(NAME, WEIGHTS)                                                              \
-    static inline __attribute__((always_inline)) void NAME(int nb, const uint8_t *row,          \
-                                                           const uint8_t *act, size_t act_stride, \
-                                                           const int C, float *out,             \
-                                                           size_t out_stride)                   \
+/* Most blocks in a row of a legacy product whose activation scales are
+ * converted ahead (MAX_TILE * LEGACY_MAX_NB floats on the stack); longer
+ * rows are split into pieces of this many blocks. */
+#define LEGACY_MAX_NB 512
+
+/* gemm_NAME(): the gq_matmul_fn of legacy_tile() with WEIGHTS, rows
+ * ROW_BLOCK at a time; for each block of rows and tile of columns the
+ * activation scales are converted once, then every row of the block is
+ * multiplied.  Rows longer than LEGACY_MAX_NB blocks are summed piece by
+ * piece. */
+#define DEFINE_GEMM_LEGACY(NAME, WEIGHTS, BLOCK_TYPE)                                           \
+    static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
+                     size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
     {                                                                                           \
-        legacy_tile(WEIGHTS, nb, row, act, act_stride, C, out, out_stride);                     \
+        const int nb_all = (int)(k / GQ_QK);                                                    \
+        if (nb_all > LEGACY_MAX_NB) {                                                           \
+            legacy_pieces(NAME, w, w_stride, nrows, act, act_stride, ncols, out, out_stride,    \
+                          nb_all, sizeof(BLOCK_TYPE));                                          \
+            return;                                                                             \
+        }                                                                                       \
+        const int nb = nb_all;                                                                  \
+        const uint8_t *wb = w, *ab = act;                                                       \
+        float da[MAX_TILE * LEGACY_MAX_NB];                                                     \
+        for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {                                     \
+            const int64_t r1 = nrows - r0 < ROW_BLOCK ? nrows : r0 + ROW_BLOCK;                 \
+            for (int64_t c0 = 0; c0 < ncols; c0 += MAX_TILE) {                                  \
+                const int cn = ncols - c0 < MAX_TILE ? (int)(ncols - c0) : MAX_TILE;            \
+                const uint8_t *a = ab + (size_t)c0 * act_stride;                                \
+                for (int c = 0; c < cn; c++)                                                    \
+                    for (int i = 0; i < nb; i++)                                                \
+                        da[c * nb + i] = _cvtsh_ss(                                             \
+                            ((const struct gq_block_q8_0 *)(a + (size_t)c * act_stride) + i)->d); \
+                for (int64_t r = r0; r < r1; r++) {                                             \
+                    const uint8_t *row = wb + (size_t)r * w_stride;                             \
+                    float *o = out + (size_t)c0 * out_stride + r;                               \
+                    switch (cn) {                                                               \
+                    case 1: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 1, o, out_stride); break; \
+                    case 2: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 2, o, out_stride); break; \
+                    case 3: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 3, o, out_stride); break; \
+                    LEGACY_REST_CASES(WEIGHTS)                                                  \
+                    default: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, MAX_TILE, o, out_stride); \
+                    }                                                                           \
+                }                                                                               \
+            }                                                                                   \
+        }                                                                                       \
     }
-LEGACY_TILE(q4_0_tile, q4_0_weights)
-LEGACY_TILE(q5_0_tile, q5_0_weights)
-LEGACY_TILE(q8_0_tile, q8_0_weights)
+
+#if MAX_TILE == 8
+#define LEGACY_REST_CASES(WEIGHTS)                                                              \
+    case 4: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 4, o, out_stride); break;         \
+    case 5: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 5, o, out_stride); break;         \
+    case 6: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 6, o, out_stride); break;         \
+    case 7: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 7, o, out_stride); break;
+#else
+#define LEGACY_REST_CASES(WEIGHTS)
+#endif
+
+/* A legacy product of rows longer than LEGACY_MAX_NB blocks: the pieces
+ * of LEGACY_MAX_NB blocks (the last one shorter) one after another, their
+ * outputs added (a different order of float additions, within the bound of
+ * quant.h). */
+static void legacy_pieces(gq_matmul_fn piece, const void *w, size_t w_stride, int64_t nrows,
+                          const void *act, size_t act_stride, int64_t ncols, float *out,
+                          size_t out_stride, int nb, size_t block_bytes)
+{
+    float part[ROW_BLOCK * MAX_TILE];
+    for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {
+        const int64_t rn = nrows - r0 < ROW_BLOCK ? nrows - r0 : ROW_BLOCK;
+        for (int64_t c0 = 0; c0 < ncols; c0 += MAX_TILE) {
+            const int64_t cn = ncols - c0 < MAX_TILE ? ncols - c0 : MAX_TILE;
+            for (int b0 = 0; b0 < nb; b0 += LEGACY_MAX_NB) {
+                const int bn = nb - b0 < LEGACY_MAX_NB ? nb - b0 : LEGACY_MAX_NB;
+                piece((int64_t)bn * GQ_QK, (const uint8_t *)w + (size_t)r0 * w_stride + (size_t)b0 * block_bytes,
+                      w_stride, rn, (const uint8_t *)act + (size_t)c0 * act_stride +
+                                        (size_t)b0 * sizeof(struct gq_block_q8_0),
+                      act_stride, cn, part, ROW_BLOCK);
+                for (int64_t c = 0; c < cn; c++)
+                    for (int64_t r = 0; r < rn; r++) {
+                        float *o = out + (size_t)(c0 + c) * out_stride + (size_t)(r0 + r);
+                        *o = b0 == 0 ? part[c * ROW_BLOCK + r] : *o + part[c * ROW_BLOCK + r];
+                    }
+            }
+        }
+    }
+}
 
 /* ------------------------------------------------------------------------ */
 /* Tiling                                                                    */
@@ -347,9 +424,9 @@ LEGACY_TILE(q8_0_tile, q8_0_weights)
 DEFINE_GEMM(gemm_q4_k, q4k_tile, uint8_t, GQ_QK_K)
 DEFINE_GEMM(gemm_q5_k, q5k_tile, uint8_t, GQ_QK_K)
 DEFINE_GEMM(gemm_q6_k, q6k_tile, struct gq_block_q6_k, GQ_QK_K)
-DEFINE_GEMM(gemm_q4_0, q4_0_tile, uint8_t, GQ_QK)
-DEFINE_GEMM(gemm_q5_0, q5_0_tile, uint8_t, GQ_QK)
-DEFINE_GEMM(gemm_q8_0, q8_0_tile, uint8_t, GQ_QK)
+DEFINE_GEMM_LEGACY(gemm_q4_0, q4_0_weights, struct gq_block_q4_0)
+DEFINE_GEMM_LEGACY(gemm_q5_0, q5_0_weights, struct gq_block_q5_0)
+DEFINE_GEMM_LEGACY(gemm_q8_0, q8_0_weights, struct gq_block_q8_0)
 
 #ifdef __AVX512VNNI__
 const struct gq_matmul_kernels gq_matmul_avx512 = {

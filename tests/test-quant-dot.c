@@ -352,6 +352,7 @@ static void test_matmul(void)
             check_matmul(t, 5, 2 * bs, ncols[j], 1);
         }
         check_matmul(t, 33, 1536 / bs * bs, 4, 0);
+        if (bs == 32) check_matmul(t, 19, 1100 * 32, 9, 0); /* rows of more than 512 blocks */
         check_matmul(t, 0, bs, 4, 0); /* no rows: nothing to do */
         check_matmul(t, 3, bs, 0, 0); /* no columns */
         CHECK(gguf_matmul_act_type(t) == gq_dot_act_type(t), "%s act type", info(t).name);
