@@ -675,7 +675,8 @@ static void die_writer(const gguf_error *err, int named)
 
 /* Stores at dst values first .. first+n-1 (in file order) of the weight or
  * bias tensor whose random stream starts at state s0: the floats of F32
- * files, and what quantized files are made from.
+ * files, and what quantized files are made from; with half, the same
+ * values rounded to the F16 or BF16 bits of w16_table (uint16_t at dst).
  *
  * The sequence is that of a generator drawing chunk after chunk of PER32
  * values, four values (16 random bits each, lowest first) per 64-bit random
@@ -683,7 +684,7 @@ static void die_writer(const gguf_error *err, int named)
  * chunk c comes from random number c * (PER32 / 4 + 1) + i / 4.  Random
  * number k is mix64(s0 + (k + 1) * GAMMA) (next64() from state s0), so any
  * range can be made directly, in parallel. */
-static void weights_at(float *dst, uint64_t s0, uint64_t first, size_t n)
+static void weights_at(void *dst, int half, uint64_t s0, uint64_t first, size_t n)
 {
     const size_t span = 16384;
     const int64_t nspan = (int64_t)((n + span - 1) / span);
@@ -695,7 +696,11 @@ static void weights_at(float *dst, uint64_t s0, uint64_t first, size_t n)
         uint64_t c = (first + lo) / PER32, i = (first + lo) % PER32;
         uint64_t r = mix64(s0 + (c * (PER32 / 4 + 1) + i / 4 + 1) * GAMMA);
         for (size_t x = lo; x < hi; x++) {
-            dst[x] = wf_table[(r >> (16 * (i % 4))) & 0xffff];
+            const unsigned idx = (r >> (16 * (i % 4))) & 0xffff;
+            if (half)
+                ((uint16_t *)dst)[x] = w16_table[idx];
+            else
+                ((float *)dst)[x] = wf_table[idx];
             if (++i == PER32) {
                 i = 0;
                 c++;
@@ -706,11 +711,10 @@ static void weights_at(float *dst, uint64_t s0, uint64_t first, size_t n)
 }
 
 /* Streams the data of tensor t, of type F32, F16 or BF16, to the writer,
- * a chunk of CHUNK_BYTES at a time.  F32 weights and biases are
- * weights_at()'s values.  F16 and BF16 weights are drawn like them but in
- * chunks of CHUNK_BYTES / 2 values (one random number discarded after each),
- * so past the first F32 chunk they are not the F32 values rounded; norms
- * are drawn per chunk the same way. */
+ * a chunk of CHUNK_BYTES at a time.  Weights and biases are weights_at()'s
+ * values (F16 and BF16: those values rounded, so a model in F16 is the F32
+ * model rounded); norms are drawn per chunk, four values per random
+ * number. */
 static void write_tensor(gguf_writer *w, const struct tspec *t, int swap, uint64_t seed,
                          void *chunk)
 {
@@ -724,19 +728,10 @@ static void write_tensor(gguf_writer *w, const struct tspec *t, int swap, uint64
     while (count > 0) {
         size_t n = count < per ? (size_t)count : per;
         if (two) {
-            uint16_t *o = chunk;
-            size_t i = 0;
-            for (; i + 4 <= n; i += 4) {
-                uint64_t r = next64(&s);
-                o[i] = w16_table[r & 0xffff];
-                o[i + 1] = w16_table[(r >> 16) & 0xffff];
-                o[i + 2] = w16_table[(r >> 32) & 0xffff];
-                o[i + 3] = w16_table[r >> 48];
-            }
-            for (uint64_t r = next64(&s); i < n; i++, r >>= 16) o[i] = w16_table[r & 0xffff];
+            weights_at(chunk, 1, s0, done, n);
         } else if (t->kind == K_WEIGHT || t->kind == K_BIAS) {
             /* BIAS_STD == WEIGHT_STD: biases share the weights' values. */
-            weights_at(chunk, s0, done, n);
+            weights_at(chunk, 0, s0, done, n);
             if (swap) {
                 uint32_t *o = chunk;
                 for (size_t i = 0; i < n; i++) o[i] = __builtin_bswap32(o[i]);
@@ -775,7 +770,7 @@ static void write_quantized(gguf_writer *w, const struct tspec *t, uint64_t seed
     void *q = xmalloc((size_t)(batch * row_bytes));
     for (uint64_t row = 0; row < nrows; row += batch) {
         uint64_t rows = nrows - row < batch ? nrows - row : batch;
-        weights_at(f, s0, row * ne0, (size_t)(rows * ne0));
+        weights_at(f, 0, s0, row * ne0, (size_t)(rows * ne0));
         int rc = gguf_quantize_rows(t->type, f, q, (int64_t)rows, (int64_t)ne0, nthreads);
         if (rc != GGUF_OK) {
             fprintf(stderr, PROG ": %s: tensor '%s': quantizing to %s failed: %s\n", g_out,
