@@ -1,4 +1,4 @@
-/* matmul-x86.c -- matrix products of Q4_K, Q5_K and Q6_K weights with Q8_K
+/* matmul-x86.c -- matrix products of Q2_K .. Q6_K weights with Q8_K
  * activations, and of Q4_0, Q5_0 and Q8_0 weights with Q8_0 activations,
  * several activation columns per pass over a weight row.
  *
@@ -218,6 +218,110 @@ q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_s
 }
 
 /* ------------------------------------------------------------------------ */
+/* Q2_K, Q3_K: 16 groups of 16 weights                                        */
+
+/* The 16 signed scales (-32..31) of a Q3_K block: low 4 bits from bytes
+ * 0-7 (low nibbles for groups 0-7, high nibbles for 8-15), high 2 bits of
+ * group g from byte 8 + g % 4 at bit 2 (g / 4). */
+static inline __m128i q3k_scales(const uint8_t *scales)
+{
+    const __m128i low4 = _mm_set1_epi8(0x0f);
+    const __m128i b = _mm_loadl_epi64((const __m128i *)scales);
+    const __m128i lo = _mm_unpacklo_epi64(_mm_and_si128(b, low4), _mm_and_si128(_mm_srli_epi16(b, 4), low4));
+    const __m128i hi = _mm_and_si128(_mm_srlv_epi32(_mm_set1_epi32((int)load_u32(scales + 8)),
+                                                    _mm_setr_epi32(0, 2, 4, 6)),
+                                     _mm_set1_epi8(3));
+    return _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
+}
+
+/* The tile of q4k_tile() for Q2_K (q3 = 0: w = d sc q - dmin m, q 0..3)
+ * and Q3_K (q3 = 1: w = d sc (q - 4), q 0..7 with the third bit from
+ * hmask; the -4 is taken out as 4 sc times the group sums of the
+ * activations).  Elements 128 n + 32 j + l (l < 32) hold bits 2j, 2j+1 of
+ * qs[32 n + l] (and for Q3_K bit 4n + j of hmask[l]); groups 8n + 2j and
+ * 8n + 2j + 1, as Q6_K's, so its scale shuffle serves. */
+static inline __attribute__((always_inline)) void
+k16_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
+         float *out, size_t out_stride, const int q3)
+{
+    const __m256i three = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
+    const size_t block_bytes = q3 ? sizeof(struct gq_block_q3_k) : sizeof(struct gq_block_q2_k);
+    __m256 acc[MAX_TILE];
+    UNROLL
+    for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
+    for (int i = 0; i < nb; i++) {
+        const struct gq_block_q2_k *w2 = (const struct gq_block_q2_k *)(row + (size_t)i * block_bytes);
+        const struct gq_block_q3_k *w3 = (const struct gq_block_q3_k *)w2;
+        __m128i sc8; /* the 16 group scales as int8 */
+        __m256i mn16 = _mm256_setzero_si256(), hm = _mm256_setzero_si256();
+        if (q3) {
+            sc8 = q3k_scales(w3->scales);
+            hm = _mm256_loadu_si256((const __m256i *)w3->hmask);
+        } else {
+            const __m128i v = _mm_loadu_si128((const __m128i *)w2->scales);
+            sc8 = _mm_and_si128(v, _mm_set1_epi8(0x0f));
+            mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), _mm_set1_epi8(0x0f)));
+        }
+        const uint8_t *qs = q3 ? w3->qs : w2->qs;
+        __m256i isum[MAX_TILE][4];
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            for (int a = 0; a < NACC(C); a++) isum[c][a] = _mm256_setzero_si256();
+        }
+        UNROLL
+        for (int n = 0; n < 2; n++) {
+            const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(n ? _mm_srli_si128(sc8, 8) : sc8));
+            const __m256i qv = _mm256_loadu_si256((const __m256i *)(qs + 32 * n));
+            UNROLL
+            for (int j = 0; j < 4; j++) {
+                __m256i q = _mm256_and_si256(_mm256_srli_epi16(qv, 2 * j), three);
+                if (q3)
+                    q = _mm256_or_si256(q, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, 4 * n + j), one), 2));
+                const __m256i sv = q6k_scales(sc16, j);
+                UNROLL
+                for (int c = 0; c < C; c++) {
+                    const int8_t *y = act_block(act, act_stride, c, i)->qs + 128 * n + 32 * j;
+                    __m256i *sa = &isum[c][j % NACC(C)];
+                    *sa = madd_acc(*sa, _mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)y)), sv);
+                }
+            }
+        }
+        const __m256i scall = _mm256_cvtepi8_epi16(sc8);
+        const float d = _cvtsh_ss(q3 ? w3->d : w2->d), dmin = q3 ? 0.0f : _cvtsh_ss(w2->dmin);
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            for (int a = 1; a < NACC(C); a++) isum[c][0] = _mm256_add_epi32(isum[c][0], isum[c][a]);
+            const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
+            const __m256i bsums = _mm256_loadu_si256((const __m256i *)a->bsums);
+            if (q3) {
+                const __m256i t = _mm256_sub_epi32(isum[c][0], _mm256_slli_epi32(_mm256_madd_epi16(scall, bsums), 2));
+                acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(d * a->d), acc[c]);
+            } else {
+                const __m256i mins = _mm256_madd_epi16(bsums, mn16);
+                acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c][0]), _mm256_set1_ps(d * a->d), acc[c]);
+                acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(dmin * a->d), acc[c]);
+            }
+        }
+    }
+    UNROLL
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = hsum_f32(acc[c]);
+}
+
+static inline __attribute__((always_inline)) void
+q2k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C, float *out,
+         size_t out_stride)
+{
+    k16_tile(nb, row, act, act_stride, C, out, out_stride, 0);
+}
+
+static inline __attribute__((always_inline)) void
+q3k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C, float *out,
+         size_t out_stride)
+{
+    k16_tile(nb, row, act, act_stride, C, out, out_stride, 1);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Q4_0, Q5_0, Q8_0: 32-weight blocks with Q8_0 activations                 */
 
 /* The 32 weights of block i of a row as signed bytes, and the block's
@@ -421,6 +525,8 @@ static void legacy_pieces(gq_matmul_fn piece, const void *w, size_t w_stride, in
         }                                                                                       \
     }
 
+DEFINE_GEMM(gemm_q2_k, q2k_tile, uint8_t, GQ_QK_K)
+DEFINE_GEMM(gemm_q3_k, q3k_tile, uint8_t, GQ_QK_K)
 DEFINE_GEMM(gemm_q4_k, q4k_tile, uint8_t, GQ_QK_K)
 DEFINE_GEMM(gemm_q5_k, q5k_tile, uint8_t, GQ_QK_K)
 DEFINE_GEMM(gemm_q6_k, q6k_tile, struct gq_block_q6_k, GQ_QK_K)
@@ -437,6 +543,8 @@ const struct gq_matmul_kernels gq_matmul_avx2 = {
         [GGUF_T_Q4_0] = gemm_q4_0,
         [GGUF_T_Q5_0] = gemm_q5_0,
         [GGUF_T_Q8_0] = gemm_q8_0,
+        [GGUF_T_Q2_K] = gemm_q2_k,
+        [GGUF_T_Q3_K] = gemm_q3_k,
         [GGUF_T_Q4_K] = gemm_q4_k,
         [GGUF_T_Q5_K] = gemm_q5_k,
         [GGUF_T_Q6_K] = gemm_q6_k,
