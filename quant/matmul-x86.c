@@ -1,5 +1,6 @@
 /* matmul-x86.c -- matrix products of Q2_K .. Q6_K weights with Q8_K
- * activations, and of Q4_0, Q5_0 and Q8_0 weights with Q8_0 activations,
+ * activations, and of Q4_0, Q5_0, Q8_0 (Q4_1, Q5_1) weights with Q8_0
+ * (Q8_1) activations,
  * several activation columns per pass over a weight row.
  *
  * Compiled twice: with AVX2 (the table gq_matmul_avx2) and with AVX-512
@@ -322,31 +323,52 @@ q3k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
 }
 
 /* ------------------------------------------------------------------------ */
-/* Q4_0, Q5_0, Q8_0: 32-weight blocks with Q8_0 activations                 */
+/* Q4_0, Q5_0, Q8_0 (Q8_0 activations), Q4_1, Q5_1 (Q8_1): 32-weight blocks */
 
-/* The 32 weights of block i of a row as signed bytes, and the block's
- * scale in *d. */
-static inline __m256i q4_0_weights(const uint8_t *row, int i, float *d)
+/* The 32 weights of block i of a row as bytes, its scale in *d and (Q4_1,
+ * Q5_1) its offset in *m: signed q for the types without an offset,
+ * unsigned q (w = d q + m) for those with one. */
+static inline __m256i q4_0_weights(const uint8_t *row, int i, float *d, float *m)
 {
     const struct gq_block_q4_0 *b = (const struct gq_block_q4_0 *)row + i;
     *d = _cvtsh_ss(b->d);
+    *m = 0.0f;
     return _mm256_sub_epi8(unpack_nibbles32(b->qs), _mm256_set1_epi8(8));
 }
 
-static inline __m256i q5_0_weights(const uint8_t *row, int i, float *d)
+static inline __m256i q5_0_weights(const uint8_t *row, int i, float *d, float *m)
 {
     const struct gq_block_q5_0 *b = (const struct gq_block_q5_0 *)row + i;
     *d = _cvtsh_ss(b->d);
+    *m = 0.0f;
     /* q - 16 as a byte: the nibble, with 0xf0 added where bit 4 is 0 */
     const __m256i no_high = _mm256_andnot_si256(bits_to_bytes(load_u32(b->qh)), _mm256_set1_epi8((char)0xf0));
     return _mm256_or_si256(unpack_nibbles32(b->qs), no_high);
 }
 
-static inline __m256i q8_0_weights(const uint8_t *row, int i, float *d)
+static inline __m256i q8_0_weights(const uint8_t *row, int i, float *d, float *m)
 {
     const struct gq_block_q8_0 *b = (const struct gq_block_q8_0 *)row + i;
     *d = _cvtsh_ss(b->d);
+    *m = 0.0f;
     return _mm256_loadu_si256((const __m256i *)b->qs);
+}
+
+static inline __m256i q4_1_weights(const uint8_t *row, int i, float *d, float *m)
+{
+    const struct gq_block_q4_1 *b = (const struct gq_block_q4_1 *)row + i;
+    *d = _cvtsh_ss(b->d);
+    *m = _cvtsh_ss(b->m);
+    return unpack_nibbles32(b->qs);
+}
+
+static inline __m256i q5_1_weights(const uint8_t *row, int i, float *d, float *m)
+{
+    const struct gq_block_q5_1 *b = (const struct gq_block_q5_1 *)row + i;
+    *d = _cvtsh_ss(b->d);
+    *m = _cvtsh_ss(b->m);
+    return _mm256_or_si256(unpack_nibbles32(b->qs),
+                           _mm256_and_si256(bits_to_bytes(load_u32(b->qh)), _mm256_set1_epi8(0x10)));
 }
 
 /* 8 int32 lanes summing to the products of the unsigned bytes u (at most
@@ -360,42 +382,55 @@ static inline __m256i dot_u8s8(__m256i u, __m256i v)
 #endif
 }
 
+/* Activation blocks of the legacy products: Q8_0 (d, 32 quants) or, for
+ * the types with an offset, Q8_1 (d, s = d * sum(q), 32 quants). */
+#define ACT_BYTES(with_min) ((with_min) ? sizeof(struct gq_block_q8_1) : sizeof(struct gq_block_q8_0))
+
 /* The tile of q4k_tile() for 32-weight blocks whose weights WEIGHTS()
- * gives as signed bytes: |x| times y with x's sign, per block, scaled by
- * both halves; da[c * nb + i] is the scale of activation block i of
- * column c as a float.  With few columns, alternate blocks go to two
- * float sums (short chains of dependent adds). */
+ * gives: without an offset, |x| times y with x's sign; with one (with_min),
+ * x times y plus the offset times the activations' s.  da[c * nb + i] and
+ * sa[c * nb + i] are the d and s of activation block i of column c as
+ * floats.  With few columns, alternate blocks go to two float sums (short
+ * chains of dependent adds). */
 static inline __attribute__((always_inline)) void
-legacy_tile(__m256i (*weights)(const uint8_t *, int, float *), int nb, const uint8_t *row,
-            const uint8_t *act, size_t act_stride, const float *da, const int C, float *out,
-            size_t out_stride)
+legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const int with_min, int nb,
+            const uint8_t *row, const uint8_t *act, size_t act_stride, const float *da,
+            const float *sa, const int C, float *out, size_t out_stride)
 {
     const int na = C <= 2 ? 2 : 1;
+    const size_t act_bytes = ACT_BYTES(with_min), qs_at = with_min ? 4 : 2;
     __m256 acc[MAX_TILE][2];
+    float msum[MAX_TILE];
     UNROLL
-    for (int c = 0; c < C; c++) acc[c][0] = acc[c][1] = _mm256_setzero_ps();
+    for (int c = 0; c < C; c++) {
+        acc[c][0] = acc[c][1] = _mm256_setzero_ps();
+        msum[c] = 0.0f;
+    }
     for (int i = 0; i < nb; i++) {
-        float d;
-        const __m256i x = weights(row, i, &d);
-        const __m256i ax = _mm256_sign_epi8(x, x);
+        float d, m;
+        const __m256i x = weights(row, i, &d, &m);
+        const __m256i ax = with_min ? x : _mm256_sign_epi8(x, x);
         const __m256 dw = _mm256_set1_ps(d);
         UNROLL
         for (int c = 0; c < C; c++) {
-            const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)(act + (size_t)c * act_stride) + i;
-            const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)a->qs), x);
+            const uint8_t *a = act + (size_t)c * act_stride + (size_t)i * act_bytes;
+            const __m256i y = _mm256_loadu_si256((const __m256i *)(a + qs_at));
+            const __m256i sy = with_min ? y : _mm256_sign_epi8(y, x);
             __m256 *acc_c = &acc[c][i % na];
             const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_u8s8(ax, sy)), dw);
             *acc_c = _mm256_fmadd_ps(t, _mm256_broadcast_ss(da + (size_t)c * nb + i), *acc_c);
+            if (with_min) msum[c] += m * sa[(size_t)c * nb + i];
         }
     }
     UNROLL
     for (int c = 0; c < C; c++)
-        out[(size_t)c * out_stride] = hsum_f32(na == 2 ? _mm256_add_ps(acc[c][0], acc[c][1]) : acc[c][0]);
+        out[(size_t)c * out_stride] =
+            hsum_f32(na == 2 ? _mm256_add_ps(acc[c][0], acc[c][1]) : acc[c][0]) + msum[c];
 }
 
 /* Most blocks in a row of a legacy product whose activation scales are
- * converted ahead (MAX_TILE * LEGACY_MAX_NB floats on the stack); longer
- * rows are split into pieces of this many blocks. */
+ * converted ahead (2 * MAX_TILE * LEGACY_MAX_NB floats on the stack);
+ * longer rows are split into pieces of this many blocks. */
 #define LEGACY_MAX_NB 512
 
 /* gemm_NAME(): the gq_matmul_fn of legacy_tile() with WEIGHTS, rows
@@ -403,51 +438,61 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *), int nb, const uin
  * activation scales are converted once, then every row of the block is
  * multiplied.  Rows longer than LEGACY_MAX_NB blocks are summed piece by
  * piece. */
-#define DEFINE_GEMM_LEGACY(NAME, WEIGHTS, BLOCK_TYPE)                                           \
+#define DEFINE_GEMM_LEGACY(NAME, WEIGHTS, BLOCK_TYPE, WITH_MIN)                                 \
     static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
                      size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
     {                                                                                           \
         const int nb_all = (int)(k / GQ_QK);                                                    \
         if (nb_all > LEGACY_MAX_NB) {                                                           \
             legacy_pieces(NAME, w, w_stride, nrows, act, act_stride, ncols, out, out_stride,    \
-                          nb_all, sizeof(BLOCK_TYPE));                                          \
+                          nb_all, sizeof(BLOCK_TYPE), ACT_BYTES(WITH_MIN));                     \
             return;                                                                             \
         }                                                                                       \
         const int nb = nb_all;                                                                  \
         const uint8_t *wb = w, *ab = act;                                                       \
-        float da[MAX_TILE * LEGACY_MAX_NB];                                                     \
+        float da[MAX_TILE * LEGACY_MAX_NB], sa[WITH_MIN ? MAX_TILE * LEGACY_MAX_NB : 1];        \
         for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {                                     \
             const int64_t r1 = nrows - r0 < ROW_BLOCK ? nrows : r0 + ROW_BLOCK;                 \
             for (int64_t c0 = 0; c0 < ncols; c0 += MAX_TILE) {                                  \
                 const int cn = ncols - c0 < MAX_TILE ? (int)(ncols - c0) : MAX_TILE;            \
                 const uint8_t *a = ab + (size_t)c0 * act_stride;                                \
                 for (int c = 0; c < cn; c++)                                                    \
-                    for (int i = 0; i < nb; i++)                                                \
-                        da[c * nb + i] = _cvtsh_ss(                                             \
-                            ((const struct gq_block_q8_0 *)(a + (size_t)c * act_stride) + i)->d); \
+                    for (int i = 0; i < nb; i++) {                                              \
+                        const uint8_t *blk = a + (size_t)c * act_stride + (size_t)i * ACT_BYTES(WITH_MIN); \
+                        uint16_t h;                                                             \
+                        memcpy(&h, blk, 2);                                                     \
+                        da[c * nb + i] = _cvtsh_ss(h);                                          \
+                        if (WITH_MIN) {                                                         \
+                            memcpy(&h, blk + 2, 2);                                             \
+                            sa[WITH_MIN ? c * nb + i : 0] = _cvtsh_ss(h);                       \
+                        }                                                                       \
+                    }                                                                           \
                 for (int64_t r = r0; r < r1; r++) {                                             \
                     const uint8_t *row = wb + (size_t)r * w_stride;                             \
                     float *o = out + (size_t)c0 * out_stride + r;                               \
                     switch (cn) {                                                               \
-                    case 1: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 1, o, out_stride); break; \
-                    case 2: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 2, o, out_stride); break; \
-                    case 3: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 3, o, out_stride); break; \
-                    LEGACY_REST_CASES(WEIGHTS)                                                  \
-                    default: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, MAX_TILE, o, out_stride); \
+                    case 1: LEGACY_CALL(WEIGHTS, WITH_MIN, 1); break;                           \
+                    case 2: LEGACY_CALL(WEIGHTS, WITH_MIN, 2); break;                           \
+                    case 3: LEGACY_CALL(WEIGHTS, WITH_MIN, 3); break;                           \
+                    LEGACY_REST_CASES(WEIGHTS, WITH_MIN)                                        \
+                    default: LEGACY_CALL(WEIGHTS, WITH_MIN, MAX_TILE);                          \
                     }                                                                           \
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
     }
 
+#define LEGACY_CALL(WEIGHTS, WITH_MIN, C)                                                       \
+    legacy_tile(WEIGHTS, WITH_MIN, nb, row, a, act_stride, da, sa, C, o, out_stride)
+
 #if MAX_TILE == 8
-#define LEGACY_REST_CASES(WEIGHTS)                                                              \
-    case 4: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 4, o, out_stride); break;         \
-    case 5: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 5, o, out_stride); break;         \
-    case 6: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 6, o, out_stride); break;         \
-    case 7: legacy_tile(WEIGHTS, nb, row, a, act_stride, da, 7, o, out_stride); break;
+#define LEGACY_REST_CASES(WEIGHTS, WITH_MIN)                                                    \
+    case 4: LEGACY_CALL(WEIGHTS, WITH_MIN, 4); break;                                          \
+    case 5: LEGACY_CALL(WEIGHTS, WITH_MIN, 5); break;                                          \
+    case 6: LEGACY_CALL(WEIGHTS, WITH_MIN, 6); break;                                          \
+    case 7: LEGACY_CALL(WEIGHTS, WITH_MIN, 7); break;
 #else
-#define LEGACY_REST_CASES(WEIGHTS)
+#define LEGACY_REST_CASES(WEIGHTS, WITH_MIN)
 #endif
 
 /* A legacy product of rows longer than LEGACY_MAX_NB blocks: the pieces
@@ -456,7 +501,7 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *), int nb, const uin
  * quant.h). */
 static void legacy_pieces(gq_matmul_fn piece, const void *w, size_t w_stride, int64_t nrows,
                           const void *act, size_t act_stride, int64_t ncols, float *out,
-                          size_t out_stride, int nb, size_t block_bytes)
+                          size_t out_stride, int nb, size_t block_bytes, size_t act_bytes)
 {
     float part[ROW_BLOCK * MAX_TILE];
     for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {
@@ -466,8 +511,7 @@ static void legacy_pieces(gq_matmul_fn piece, const void *w, size_t w_stride, in
             for (int b0 = 0; b0 < nb; b0 += LEGACY_MAX_NB) {
                 const int bn = nb - b0 < LEGACY_MAX_NB ? nb - b0 : LEGACY_MAX_NB;
                 piece((int64_t)bn * GQ_QK, (const uint8_t *)w + (size_t)r0 * w_stride + (size_t)b0 * block_bytes,
-                      w_stride, rn, (const uint8_t *)act + (size_t)c0 * act_stride +
-                                        (size_t)b0 * sizeof(struct gq_block_q8_0),
+                      w_stride, rn, (const uint8_t *)act + (size_t)c0 * act_stride + (size_t)b0 * act_bytes,
                       act_stride, cn, part, ROW_BLOCK);
                 for (int64_t c = 0; c < cn; c++)
                     for (int64_t r = 0; r < rn; r++) {
@@ -530,9 +574,11 @@ DEFINE_GEMM(gemm_q3_k, q3k_tile, uint8_t, GQ_QK_K)
 DEFINE_GEMM(gemm_q4_k, q4k_tile, uint8_t, GQ_QK_K)
 DEFINE_GEMM(gemm_q5_k, q5k_tile, uint8_t, GQ_QK_K)
 DEFINE_GEMM(gemm_q6_k, q6k_tile, struct gq_block_q6_k, GQ_QK_K)
-DEFINE_GEMM_LEGACY(gemm_q4_0, q4_0_weights, struct gq_block_q4_0)
-DEFINE_GEMM_LEGACY(gemm_q5_0, q5_0_weights, struct gq_block_q5_0)
-DEFINE_GEMM_LEGACY(gemm_q8_0, q8_0_weights, struct gq_block_q8_0)
+DEFINE_GEMM_LEGACY(gemm_q4_0, q4_0_weights, struct gq_block_q4_0, 0)
+DEFINE_GEMM_LEGACY(gemm_q5_0, q5_0_weights, struct gq_block_q5_0, 0)
+DEFINE_GEMM_LEGACY(gemm_q8_0, q8_0_weights, struct gq_block_q8_0, 0)
+DEFINE_GEMM_LEGACY(gemm_q4_1, q4_1_weights, struct gq_block_q4_1, 1)
+DEFINE_GEMM_LEGACY(gemm_q5_1, q5_1_weights, struct gq_block_q5_1, 1)
 
 #ifdef __AVX512VNNI__
 const struct gq_matmul_kernels gq_matmul_avx512 = {
@@ -541,7 +587,9 @@ const struct gq_matmul_kernels gq_matmul_avx2 = {
 #endif
     .gemm = {
         [GGUF_T_Q4_0] = gemm_q4_0,
+        [GGUF_T_Q4_1] = gemm_q4_1,
         [GGUF_T_Q5_0] = gemm_q5_0,
+        [GGUF_T_Q5_1] = gemm_q5_1,
         [GGUF_T_Q8_0] = gemm_q8_0,
         [GGUF_T_Q2_K] = gemm_q2_k,
         [GGUF_T_Q3_K] = gemm_q3_k,
