@@ -65,6 +65,24 @@ static inline const struct gq_block_q8_k *act_block(const uint8_t *act, size_t a
     return (const struct gq_block_q8_k *)(act + (size_t)c * act_stride) + i;
 }
 
+/* out[c * out_stride] = the sum of the lanes of acc[c], c < C. */
+static inline __attribute__((always_inline)) void store_sums(float *out, size_t out_stride,
+                                                             const __m256 *acc, const int C)
+{
+    UNROLL
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = hsum_f32(acc[c]);
+}
+
+/* acc + scale * isum - mscale * (the activations' 16-sums bsums times the
+ * mins mn16): one K-quant block with mins, per float lane. */
+static inline __m256 acc_with_mins(__m256 acc, __m256i isum, __m256i bsums, __m256i mn16, float scale,
+                                   float mscale)
+{
+    const __m256i mins = _mm256_madd_epi16(bsums, mn16);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(scale), acc);
+    return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(mscale), acc);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Q4_K                                                                      */
 
@@ -85,8 +103,9 @@ static inline __m128i q4k_scales_mins(const uint8_t *scales)
     return _mm_or_si128(lo, _mm_slli_epi32(hi, 4));
 }
 
-/* out[c * out_stride] = row w (nb blocks) times activation column c, for
- * c < C (a constant after inlining). */
+/* out[c * out_stride] = the Q4_K (with_high = 0) or Q5_K (1) row at row
+ * (nb blocks) times activation column c, for c < C (C and with_high are
+ * constants after inlining). */
 static inline __attribute__((always_inline)) void
 k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
         float *out, size_t out_stride, const int with_high)
@@ -145,36 +164,22 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
         UNROLL
         for (int c = 0; c < C; c++) {
             const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
-            const __m256i mins = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), mn16);
-            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c][0]), _mm256_set1_ps(d * a->d), acc[c]);
-            acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(dmin * a->d), acc[c]);
+            acc[c] = acc_with_mins(acc[c], isum[c][0], _mm256_loadu_si256((const __m256i *)a->bsums), mn16,
+                                   d * a->d, dmin * a->d);
         }
     }
-    UNROLL
-    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = hsum_f32(acc[c]);
-}
-
-static inline __attribute__((always_inline)) void
-q4k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C, float *out,
-         size_t out_stride)
-{
-    k4_tile(nb, row, act, act_stride, C, out, out_stride, 0);
-}
-
-static inline __attribute__((always_inline)) void
-q5k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C, float *out,
-         size_t out_stride)
-{
-    k4_tile(nb, row, act, act_stride, C, out, out_stride, 1);
+    store_sums(out, out_stride, acc, C);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Q6_K: sum (q - 32) y sc = sum q y sc - 32 sum sc bsum                    */
 
 static inline __attribute__((always_inline)) void
-q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_stride, const int C,
-         float *out, size_t out_stride)
+q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
+         float *out, size_t out_stride, const int variant)
 {
+    (void)variant;
+    const struct gq_block_q6_k *w = (const struct gq_block_q6_k *)row;
     __m256 acc[MAX_TILE];
     UNROLL
     for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
@@ -214,8 +219,7 @@ q6k_tile(int nb, const struct gq_block_q6_k *w, const uint8_t *act, size_t act_s
             acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(d * a->d), acc[c]);
         }
     }
-    UNROLL
-    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = hsum_f32(acc[c]);
+    store_sums(out, out_stride, acc, C);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -235,7 +239,7 @@ static inline __m128i q3k_scales(const uint8_t *scales)
     return _mm_sub_epi8(_mm_or_si128(lo, _mm_slli_epi16(hi, 4)), _mm_set1_epi8(32));
 }
 
-/* The tile of q4k_tile() for Q2_K (q3 = 0: w = d sc q - dmin m, q 0..3)
+/* The tile of k4_tile() for Q2_K (q3 = 0: w = d sc q - dmin m, q 0..3)
  * and Q3_K (q3 = 1: w = d sc (q - 4), q 0..7 with the third bit from
  * hmask; the -4 is taken out as 4 sc times the group sums of the
  * activations).  Elements 128 n + 32 j + l (l < 32) hold bits 2j, 2j+1 of
@@ -298,28 +302,11 @@ k16_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
                 const __m256i t = _mm256_sub_epi32(isum[c][0], _mm256_slli_epi32(_mm256_madd_epi16(scall, bsums), 2));
                 acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(d * a->d), acc[c]);
             } else {
-                const __m256i mins = _mm256_madd_epi16(bsums, mn16);
-                acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[c][0]), _mm256_set1_ps(d * a->d), acc[c]);
-                acc[c] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(dmin * a->d), acc[c]);
+                acc[c] = acc_with_mins(acc[c], isum[c][0], bsums, mn16, d * a->d, dmin * a->d);
             }
         }
     }
-    UNROLL
-    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = hsum_f32(acc[c]);
-}
-
-static inline __attribute__((always_inline)) void
-q2k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C, float *out,
-         size_t out_stride)
-{
-    k16_tile(nb, row, act, act_stride, C, out, out_stride, 0);
-}
-
-static inline __attribute__((always_inline)) void
-q3k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C, float *out,
-         size_t out_stride)
-{
-    k16_tile(nb, row, act, act_stride, C, out, out_stride, 1);
+    store_sums(out, out_stride, acc, C);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -386,7 +373,7 @@ static inline __m256i dot_u8s8(__m256i u, __m256i v)
  * the types with an offset, Q8_1 (d, s = d * sum(q), 32 quants). */
 #define ACT_BYTES(with_min) ((with_min) ? sizeof(struct gq_block_q8_1) : sizeof(struct gq_block_q8_0))
 
-/* The tile of q4k_tile() for 32-weight blocks whose weights WEIGHTS()
+/* The tile of k4_tile() for 32-weight blocks whose weights WEIGHTS()
  * gives: without an offset, |x| times y with x's sign; with one (with_min),
  * x times y plus the offset times the activations' s.  da[c * nb + i] and
  * sa[c * nb + i] are the d and s of activation block i of column c as
@@ -528,19 +515,19 @@ static void legacy_pieces(gq_matmul_fn piece, const void *w, size_t w_stride, in
 
 /* The remainders of 4 to MAX_TILE - 1 columns. */
 #if MAX_TILE == 8
-#define REST_CASES(TILE)                                                                        \
-    case 4: TILE(nb, row, a, act_stride, 4, o, out_stride); break;                             \
-    case 5: TILE(nb, row, a, act_stride, 5, o, out_stride); break;                             \
-    case 6: TILE(nb, row, a, act_stride, 6, o, out_stride); break;                             \
-    case 7: TILE(nb, row, a, act_stride, 7, o, out_stride); break;
+#define REST_CASES(TILE, VARIANT)                                                              \
+    case 4: TILE(nb, row, a, act_stride, 4, o, out_stride, VARIANT); break;                             \
+    case 5: TILE(nb, row, a, act_stride, 5, o, out_stride, VARIANT); break;                             \
+    case 6: TILE(nb, row, a, act_stride, 6, o, out_stride, VARIANT); break;                             \
+    case 7: TILE(nb, row, a, act_stride, 7, o, out_stride, VARIANT); break;
 #else
-#define REST_CASES(TILE)
+#define REST_CASES(TILE, VARIANT)
 #endif
 
-/* gemm_NAME(): the gq_matmul_fn of a tile function TILE over blocks of
- * BLOCK_TYPE holding QK weights, columns MAX_TILE at a time, then the
- * rest. */
-#define DEFINE_GEMM(NAME, TILE, BLOCK_TYPE, QK)                                                 \
+/* gemm_NAME(): the gq_matmul_fn of a tile function TILE (its last argument
+ * VARIANT) over blocks of QK weights, columns MAX_TILE at a time, then
+ * the rest. */
+#define DEFINE_GEMM(NAME, TILE, VARIANT, QK)                                                 \
     static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
                      size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
     {                                                                                           \
@@ -551,29 +538,29 @@ static void legacy_pieces(gq_matmul_fn piece, const void *w, size_t w_stride, in
             int64_t c = 0;                                                                      \
             for (; c + MAX_TILE <= ncols; c += MAX_TILE)                                        \
                 for (int64_t r = r0; r < r1; r++)                                               \
-                    TILE(nb, (const BLOCK_TYPE *)(wb + (size_t)r * w_stride),                   \
+                    TILE(nb, wb + (size_t)r * w_stride,                                         \
                          ab + (size_t)c * act_stride, act_stride, MAX_TILE,                     \
-                         out + (size_t)c * out_stride + r, out_stride);                         \
+                         out + (size_t)c * out_stride + r, out_stride, VARIANT);                \
             const int rest = (int)(ncols - c);                                                  \
             for (int64_t r = r0; r < r1 && rest; r++) {                                         \
-                const BLOCK_TYPE *row = (const BLOCK_TYPE *)(wb + (size_t)r * w_stride);        \
+                const uint8_t *row = wb + (size_t)r * w_stride;                                 \
                 const uint8_t *a = ab + (size_t)c * act_stride;                                 \
                 float *o = out + (size_t)c * out_stride + r;                                    \
                 switch (rest) {                                                                 \
-                case 1: TILE(nb, row, a, act_stride, 1, o, out_stride); break;                  \
-                case 2: TILE(nb, row, a, act_stride, 2, o, out_stride); break;                  \
-                case 3: TILE(nb, row, a, act_stride, 3, o, out_stride); break;                  \
-                REST_CASES(TILE)                                                                \
+                case 1: TILE(nb, row, a, act_stride, 1, o, out_stride, VARIANT); break;                  \
+                case 2: TILE(nb, row, a, act_stride, 2, o, out_stride, VARIANT); break;                  \
+                case 3: TILE(nb, row, a, act_stride, 3, o, out_stride, VARIANT); break;                  \
+                REST_CASES(TILE, VARIANT)                                                       \
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
     }
 
-DEFINE_GEMM(gemm_q2_k, q2k_tile, uint8_t, GQ_QK_K)
-DEFINE_GEMM(gemm_q3_k, q3k_tile, uint8_t, GQ_QK_K)
-DEFINE_GEMM(gemm_q4_k, q4k_tile, uint8_t, GQ_QK_K)
-DEFINE_GEMM(gemm_q5_k, q5k_tile, uint8_t, GQ_QK_K)
-DEFINE_GEMM(gemm_q6_k, q6k_tile, struct gq_block_q6_k, GQ_QK_K)
+DEFINE_GEMM(gemm_q2_k, k16_tile, 0, GQ_QK_K)
+DEFINE_GEMM(gemm_q3_k, k16_tile, 1, GQ_QK_K)
+DEFINE_GEMM(gemm_q4_k, k4_tile, 0, GQ_QK_K)
+DEFINE_GEMM(gemm_q5_k, k4_tile, 1, GQ_QK_K)
+DEFINE_GEMM(gemm_q6_k, q6k_tile, 0, GQ_QK_K)
 DEFINE_GEMM_LEGACY(gemm_q4_0, q4_0_weights, struct gq_block_q4_0, 0)
 DEFINE_GEMM_LEGACY(gemm_q5_0, q5_0_weights, struct gq_block_q5_0, 0)
 DEFINE_GEMM_LEGACY(gemm_q8_0, q8_0_weights, struct gq_block_q8_0, 0)
