@@ -53,6 +53,12 @@ GQ_HIDDEN gq_quant_fn gq_quant_kernel(uint32_t type);
 GQ_HIDDEN gq_dequant_fn gq_dequant_kernel_at(int level, uint32_t type);
 GQ_HIDDEN gq_quant_fn gq_quant_kernel_at(int level, uint32_t type);
 
+/* Quantizes the 8 group scales and mins of a Q4_K/Q5_K block to 6 bits
+ * against the largest of each and packs them (layout in blocks.h); sets d
+ * and dmin (quantize.c; scalar, shared by the SIMD kernels). */
+GQ_HIDDEN void gq_pack_k4_scales(const float scales[8], const float mins[8], uint8_t out[12],
+                                 uint16_t *d, uint16_t *dmin);
+
 /* --- scalar kernels (dequant.c) ------------------------------------------ */
 GQ_HIDDEN void gq_dequant_f32(const void *src, float *dst, int64_t n);
 GQ_HIDDEN void gq_dequant_f16(const void *src, float *dst, int64_t n);

@@ -506,10 +506,7 @@ void gq_quant_q3_k(const float *src, void *dst, int64_t n)
     }
 }
 
-/* Quantizes the 8 group scales and mins of a Q4_K/Q5_K block to 6 bits
- * against the largest of each and packs them (layout in blocks.h); sets d
- * and dmin. */
-static void pack_k4_scales(const float scales[8], const float mins[8], uint8_t out[12],
+void gq_pack_k4_scales(const float scales[8], const float mins[8], uint8_t out[12],
                            uint16_t *d, uint16_t *dmin)
 {
     float max_scale = 0.0f, max_min = 0.0f;
@@ -583,7 +580,7 @@ void gq_quant_q4_k(const float *src, void *dst, int64_t n)
     for (int64_t i = 0; i < n / GQ_QK_K; i++, b++, src += GQ_QK_K) {
         fit_k4_groups(src, 15, -1.0f, 0.1f, 20, L, scales, mins);
         uint16_t d, dmin;
-        pack_k4_scales(scales, mins, b->scales, &d, &dmin);
+        gq_pack_k4_scales(scales, mins, b->scales, &d, &dmin);
         b->d = d;
         b->dmin = dmin;
         requantize_k4(src, 15, b->scales, b->d, b->dmin, L);
@@ -603,7 +600,7 @@ void gq_quant_q5_k(const float *src, void *dst, int64_t n)
     for (int64_t i = 0; i < n / GQ_QK_K; i++, b++, src += GQ_QK_K) {
         fit_k4_groups(src, 31, -0.5f, 0.1f, 15, L, scales, mins);
         uint16_t d, dmin;
-        pack_k4_scales(scales, mins, b->scales, &d, &dmin);
+        gq_pack_k4_scales(scales, mins, b->scales, &d, &dmin);
         b->d = d;
         b->dmin = dmin;
         requantize_k4(src, 31, b->scales, b->d, b->dmin, L);

@@ -248,18 +248,18 @@ static void vk_dequant_q8_0(const void *src, float *dst, int64_t n)
     }
 }
 
-/* The signed element of largest magnitude of the 32 finite floats at x,
- * the first one on ties, and +0 when all are zeros (quantize.c's
- * signed_absmax). */
-static inline float vk_signed_absmax(const float *x)
+/* The signed element of largest magnitude of the n finite floats at x (n
+ * a multiple of VL), the first one on ties, and +0 when all are zeros
+ * (quantize.c's signed_absmax). */
+static inline float vk_signed_absmax(const float *x, int n)
 {
     vf m = vf_zero();
-    for (int k = 0; k < VK_PER32; k++) m = vf_max(vf_abs(vf_load(x + VL * k)), m);
+    for (int k = 0; k < n; k += VL) m = vf_max(vf_abs(vf_load(x + k)), m);
     const float a = vf_max_reduce(m);
     if (a == 0.0f) return 0.0f; /* not a -0 element */
-    for (int k = 0; k < VK_PER32; k++) {
-        const int j = vm_first(vf_eq(vf_abs(vf_load(x + VL * k)), vf_set(a)));
-        if (j >= 0) return x[VL * k + j];
+    for (int k = 0; k < n; k += VL) {
+        const int j = vm_first(vf_eq(vf_abs(vf_load(x + k)), vf_set(a)));
+        if (j >= 0) return x[k + j];
     }
     return 0.0f; /* not reached: some element has magnitude a */
 }
@@ -275,7 +275,7 @@ static void vk_quant_q4_0(const float *src, void *dst, int64_t n)
             gq_quant_q4_0(src, b, GQ_QK);
             continue;
         }
-        const float d = vk_signed_absmax(src) / -8.0f;
+        const float d = vk_signed_absmax(src, GQ_QK) / -8.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         if (!isfinite(id)) {
             gq_quant_q4_0(src, b, GQ_QK);
@@ -299,7 +299,7 @@ static void vk_quant_q5_0(const float *src, void *dst, int64_t n)
             gq_quant_q5_0(src, b, GQ_QK);
             continue;
         }
-        const float d = vk_signed_absmax(src) / -16.0f;
+        const float d = vk_signed_absmax(src, GQ_QK) / -16.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         if (!isfinite(id)) {
             gq_quant_q5_0(src, b, GQ_QK);
@@ -367,20 +367,10 @@ static void vk_quant_q8_k(const float *src, void *dst, int64_t n)
             gq_quant_q8_k(src, b, GQ_QK_K);
             continue;
         }
-        vf m = vf_zero();
-        for (int j = 0; j < GQ_QK_K; j += VL) m = vf_max(vf_abs(vf_load(src + j)), m);
-        const float amax = vf_max_reduce(m);
-        if (amax == 0.0f) {
+        const float max = vk_signed_absmax(src, GQ_QK_K);
+        if (max == 0.0f) {
             memset(b, 0, sizeof *b);
             continue;
-        }
-        float max = 0.0f;
-        for (int j = 0; j < GQ_QK_K; j += VL) {
-            const int f = vm_first(vf_eq(vf_abs(vf_load(src + j)), vf_set(amax)));
-            if (f >= 0) {
-                max = src[j + f];
-                break;
-            }
         }
         const float iscale = -127.0f / max;
         if (!isfinite(iscale)) { /* a subnormal max */
@@ -643,35 +633,6 @@ vk_fit_k4(const int nv, const float *x, int nmax, float rmin, float rdelta, int 
 #undef VK_AT
 }
 
-/* quantize.c's pack_k4_scales(): 6-bit scales and mins of one block. */
-static void vk_pack_k4_scales(const float scales[8], const float mins[8], uint8_t out[12],
-                              uint16_t *d, uint16_t *dmin)
-{
-    float max_scale = 0.0f, max_min = 0.0f;
-    for (int g = 0; g < 8; g++) {
-        if (scales[g] > max_scale) max_scale = scales[g];
-        if (mins[g] > max_min) max_min = mins[g];
-    }
-    const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
-    const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
-    for (int g = 0; g < 8; g++) {
-        uint8_t ls = (uint8_t)vk_round_even(inv_scale * scales[g]);
-        uint8_t lm = (uint8_t)vk_round_even(inv_min * mins[g]);
-        if (ls > 63) ls = 63;
-        if (lm > 63) lm = 63;
-        if (g < 4) {
-            out[g] = ls;
-            out[g + 4] = lm;
-        } else {
-            out[g + 4] = (uint8_t)((ls & 0xf) | (lm & 0xf) << 4);
-            out[g - 4] |= (uint8_t)((ls >> 4) << 6);
-            out[g] |= (uint8_t)((lm >> 4) << 6);
-        }
-    }
-    *d = gq_f2h(max_scale / 63.0f);
-    *dmin = gq_f2h(max_min / 63.0f);
-}
-
 /* quantize.c's requantize_k4(): re-rounds one block's levels against its
  * stored scales; a group whose scale is zero keeps its fitted levels. */
 static void vk_requantize_k4(const float *x, int nmax, const uint8_t scales[12], uint16_t dh,
@@ -736,7 +697,7 @@ static void vk_quant_k4(const float *src, void *dst, int64_t n, int q5)
             uint16_t d, dmin;
             if (q5) {
                 struct gq_block_q5_k *b = (struct gq_block_q5_k *)out;
-                vk_pack_k4_scales(scales + 8 * k, mins + 8 * k, b->scales, &d, &dmin);
+                gq_pack_k4_scales(scales + 8 * k, mins + 8 * k, b->scales, &d, &dmin);
                 b->d = d;
                 b->dmin = dmin;
                 vk_requantize_k4(xb, 31, b->scales, d, dmin, Lb);
@@ -757,7 +718,7 @@ static void vk_quant_k4(const float *src, void *dst, int64_t n, int q5)
                 }
             } else {
                 struct gq_block_q4_k *b = (struct gq_block_q4_k *)out;
-                vk_pack_k4_scales(scales + 8 * k, mins + 8 * k, b->scales, &d, &dmin);
+                gq_pack_k4_scales(scales + 8 * k, mins + 8 * k, b->scales, &d, &dmin);
                 b->d = d;
                 b->dmin = dmin;
                 vk_requantize_k4(xb, 15, b->scales, d, dmin, Lb);
