@@ -92,6 +92,16 @@ static void *alloc_array(uint64_t n, size_t size)
 /* ------------------------------------------------------------------------ */
 /* Attention kernels                                                         */
 
+#ifdef HAVE_X86
+/* 1 when the vector kernels below may run: the CPU has AVX2, FMA and F16C
+ * and the SIMD level in use (GGUF_SIMD) is not the plain C one. */
+static int use_avx2(void)
+{
+    return gguf_simd_get() != GGUF_SIMD_SCALAR && __builtin_cpu_supports("avx2") &&
+           __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+}
+#endif
+
 static float dot_f32_scalar(const float *a, const float *b, uint64_t n)
 {
     float sum = 0.0f;
@@ -315,8 +325,7 @@ int qwen_state_new(qwen_state **out, const qwen_model *m, uint32_t n_ctx, uint32
     s->axpy_f16 = axpy_f16_scalar;
     s->dot_f32 = dot_f32_scalar;
 #ifdef HAVE_X86
-    if (gguf_simd_get() != GGUF_SIMD_SCALAR && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+    if (use_avx2()) {
         if (c->head_dim % 8 == 0) {
             s->dot_f16 = dot_f16_avx2;
             s->axpy_f16 = axpy_f16_avx2;
@@ -613,9 +622,7 @@ void qwen_silu_mul(float *g, const float *u, uint64_t n)
     if (!kernel) {
         void (*k)(float *, const float *, uint64_t) = swiglu_scalar;
 #ifdef HAVE_X86
-        if (gguf_simd_get() != GGUF_SIMD_SCALAR && __builtin_cpu_supports("avx2") &&
-            __builtin_cpu_supports("fma"))
-            k = swiglu_avx2;
+        if (use_avx2()) k = swiglu_avx2;
 #endif
         __atomic_store_n(&kernel, k, __ATOMIC_RELAXED);
     }

@@ -96,14 +96,23 @@ static int thread_count(int nthreads, int64_t nchunks)
 #endif
 }
 
+/* The checks of gguf_dequantize_rows() and gguf_quantize_rows(): sizes,
+ * rows of whole blocks, pointers; *total = nrows * ne0. */
+static int check_rows(uint32_t type, const void *src, const void *dst, int64_t nrows, int64_t ne0,
+                      int nthreads, int64_t *total)
+{
+    int rc = flat_size(nrows, ne0, nthreads, total);
+    if (rc == GGUF_OK && (uint64_t)ne0 % block_size(type)) rc = GGUF_E_INVALID;
+    if (rc == GGUF_OK) rc = check_run(type, *total, src, dst);
+    return rc;
+}
+
 int gguf_dequantize_rows(uint32_t type, const void *src, float *dst, int64_t nrows, int64_t ne0,
                          int nthreads)
 {
     if (!gguf_can_dequantize(type)) return GGUF_E_UNSUPPORTED;
     int64_t total;
-    int rc = flat_size(nrows, ne0, nthreads, &total);
-    if (rc == GGUF_OK && (uint64_t)ne0 % block_size(type)) rc = GGUF_E_INVALID;
-    if (rc == GGUF_OK) rc = check_run(type, total, src, dst);
+    int rc = check_rows(type, src, dst, nrows, ne0, nthreads, &total);
     if (rc != GGUF_OK || total == 0) return rc;
 
     /* One level for the whole call, whatever gguf_simd_set() does meanwhile. */
@@ -127,9 +136,7 @@ int gguf_quantize_rows(uint32_t type, const float *src, void *dst, int64_t nrows
 {
     if (!gguf_can_quantize(type)) return GGUF_E_UNSUPPORTED;
     int64_t total;
-    int rc = flat_size(nrows, ne0, nthreads, &total);
-    if (rc == GGUF_OK && (uint64_t)ne0 % block_size(type)) rc = GGUF_E_INVALID;
-    if (rc == GGUF_OK) rc = check_run(type, total, src, dst);
+    int rc = check_rows(type, src, dst, nrows, ne0, nthreads, &total);
     if (rc != GGUF_OK || total == 0) return rc;
 
     const gq_quant_fn kernel = gq_quant_kernel(type);
