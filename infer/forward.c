@@ -93,12 +93,12 @@ static void *alloc_array(uint64_t n, size_t size)
 /* Attention kernels                                                         */
 
 #ifdef HAVE_X86
-/* 1 when the vector kernels below may run: the CPU has AVX2, FMA and F16C
- * and the SIMD level in use (GGUF_SIMD) is not the plain C one. */
+/* 1 when the vector kernels below may run: the SIMD level in use
+ * (GGUF_SIMD) is AVX2 or above, which libgguf's one CPU probe grants only
+ * where the CPU has AVX2, FMA and F16C. */
 static int use_avx2(void)
 {
-    return gguf_simd_get() != GGUF_SIMD_SCALAR && __builtin_cpu_supports("avx2") &&
-           __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    return gguf_simd_get() >= GGUF_SIMD_AVX2;
 }
 #endif
 

@@ -10,6 +10,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "quant/kernels.h"
 #include "quant/quant.h"
@@ -64,8 +67,19 @@ static const struct gq_kernels *const level_tables[N_LEVELS] = {
 
 static const char *const level_names[N_LEVELS] = {"scalar", "avx2", "avx512"};
 
+#if defined(__x86_64__) || defined(__i386__)
+/* F16C, from CPUID leaf 1 (ECX bit 29).  GCC's __builtin_cpu_supports knows
+ * the name "f16c" but Clang 14's does not, so both compilers ask CPUID. */
+static int cpu_has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+}
+#endif
+
 /* 1 when the CPU (and the OS, which must save the wider registers) can
- * run `level`.  GCC's and Clang's __builtin_cpu_supports checks both. */
+ * run `level`.  __builtin_cpu_supports checks both; F16C has the same
+ * register state as AVX. */
 static int cpu_has(int level)
 {
     switch (level) {
@@ -74,7 +88,7 @@ static int cpu_has(int level)
 #if defined(__x86_64__) || defined(__i386__)
     case GGUF_SIMD_AVX2:
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
+               cpu_has_f16c();
     case GGUF_SIMD_AVX512:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl");
