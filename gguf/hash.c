@@ -343,35 +343,15 @@ static int stream_range(struct walk *w, uint64_t from, uint64_t to)
     return GGUF_OK;
 }
 
-struct placed {
-    uint64_t off, idx;
-};
-
-static int by_place(const void *a, const void *b)
-{
-    const struct placed *x = a, *y = b;
-    if (x->off != y->off) return x->off < y->off ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Orders tensor indices by data offset (ties by index) into idx, skipping
- * empty tensors, whose offsets may lie anywhere.  Returns the count kept,
- * or UINT64_MAX when out of memory. */
+/* Tensor indices in data-offset order (ties by index, the reader's order)
+ * into idx, skipping empty tensors, whose offsets may lie anywhere.
+ * Returns the count kept. */
 static uint64_t by_offset(const gguf_file *f, uint64_t *idx)
 {
     uint64_t n = gguf_tensor_count(f), m = 0;
-    struct placed *p = malloc((size_t)(n ? n : 1) * sizeof *p);
-    if (!p) return UINT64_MAX;
-    for (uint64_t i = 0; i < n; i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
-        if (t->size) {
-            p[m].off = t->file_offset;
-            p[m++].idx = i;
-        }
-    }
-    qsort(p, (size_t)m, sizeof *p, by_place);
-    for (uint64_t k = 0; k < m; k++) idx[k] = p[k].idx;
-    free(p);
+    const uint64_t *order = gg_file_order(f);
+    for (uint64_t k = 0; k < n; k++)
+        if (gguf_tensor_at(f, order[k])->size) idx[m++] = order[k];
     return m;
 }
 
@@ -473,10 +453,6 @@ int gguf_hash_file(gguf_file *f, uint32_t algo, gguf_digest *file, gguf_digest *
         goto done;
     }
     uint64_t m = by_offset(f, idx);
-    if (m == UINT64_MAX) {
-        rc = gg_fail(err, GGUF_E_NOMEM, ENOMEM, UINT64_MAX, gguf_name(f), "out of memory");
-        goto done;
-    }
 
     /* Empty tensors: the digest of no bytes. */
     if (tensors) {

@@ -19,10 +19,10 @@
 
 #include "gguf/internal.h"
 
-/* Array storage behind gguf_value.priv. */
+/* The element table behind gguf_value.priv of a non-empty array of
+ * strings or arrays; for other arrays priv is the gguf_file itself. */
 struct gg_array {
     const gguf_file *f;
-    uint64_t data_off;      /* fixed-size elements: offset of the first */
     uint64_t *str_off;      /* STRING: offset of each element's length field */
     gguf_value *sub;        /* ARRAY: the nested arrays */
 };
@@ -199,6 +199,33 @@ static int grow(void **v, uint64_t *cap, uint64_t n, size_t sz)
     return 0;
 }
 
+/* A first capacity for a table of n declared items of at least min_bytes
+ * each.  When the input's size is known (a mapping, memory): as many as
+ * the metadata bytes that remain can hold, so that an honest file's table
+ * is allocated once at its size and never copied while it grows (a copy
+ * holds the old and the new table at once), while a hostile count costs
+ * no more than the bytes it would need.  Streams: 0, the table grows with
+ * the items that arrive. */
+static uint64_t first_cap(const parser *p, uint64_t n, uint64_t min_bytes)
+{
+    const gg_source *s = &p->f->src;
+    if (s->mode != GGUF_INPUT_MAPPED && s->mode != GGUF_INPUT_MEMORY) return 0;
+    uint64_t end = s->size < GG_MAX_HEADER ? s->size : GG_MAX_HEADER;
+    uint64_t room = end > p->pos ? (end - p->pos) / min_bytes : 0;
+    return n < room ? n : room;
+}
+
+/* Allocates *v for n elements of size sz, setting *cap, when n > 0.  A
+ * failure is not an error: the table then grows as items arrive. */
+static void reserve(void **v, uint64_t *cap, uint64_t n, size_t sz)
+{
+    if (n == 0 || n > SIZE_MAX / sz) return;
+    void *nv = malloc((size_t)(n * sz));
+    if (!nv) return;
+    *v = nv;
+    *cap = n;
+}
+
 static int parse_value(parser *p, uint32_t type, gguf_value *out, unsigned depth);
 
 /* The body of an array (element type, count, elements) into out. */
@@ -220,16 +247,14 @@ static int parse_array(parser *p, gguf_value *out, unsigned depth)
     out->elem_type = et;
     out->count = n;
 
-    struct gg_array *a = calloc(1, sizeof *a);
-    if (!a || track(p->f, a) < 0) {
-        free(a);
-        return oom(p);
-    }
-    a->f = p->f;
-    out->priv = a;
-
+    /* Arrays of fixed-size elements, and empty ones, need no table: their
+     * elements are found from the value's offset, and priv is the file
+     * (see array_file()).  That keeps a file of a million small arrays at
+     * its gguf_kv entries, without an allocation each. */
     size_t esz = gguf_vtype_size(et);
-    if (esz) {
+    if (esz || n == 0) {
+        out->priv = p->f;
+        if (!esz) return GGUF_OK;
         uint64_t bytes;
         if (!gg_mul(n, esz, &bytes))
             return bad(p, GGUF_E_FORMAT, start, "array of %llu %s elements overflows",
@@ -246,11 +271,17 @@ static int parse_array(parser *p, gguf_value *out, unsigned depth)
                                "BOOL array element %llu has value %u (must be 0 or 1)",
                                (unsigned long long)i, b[i]);
         }
-        a->data_off = p->pos;
         p->pos += bytes;
         return GGUF_OK;
     }
 
+    struct gg_array *a = calloc(1, sizeof *a);
+    if (!a || track(p->f, a) < 0) {
+        free(a);
+        return oom(p);
+    }
+    a->f = p->f;
+    out->priv = a;
     uint64_t cap = 0;
     if (et == GGUF_VT_STRING) {
         /* The table moves while it grows: it is tracked for freeing once
@@ -405,6 +436,8 @@ static int parse_kvs(parser *p)
     int rc;
     p->kind = 1;
     p->count = f->n_kv;
+    /* Smallest pair: a one-byte key and a one-byte value. */
+    reserve((void **)&f->kv, &cap, first_cap(p, f->n_kv, f->lenw + 1 + 4 + 1), sizeof *f->kv);
     for (uint64_t i = 0; i < f->n_kv; i++) {
         p->index = i;
         p->have_name = 0;
@@ -456,6 +489,9 @@ static int parse_tensor_infos(parser *p)
     int rc;
     p->kind = 2;
     p->count = f->n_tensors;
+    /* Smallest info: a one-byte name, one dimension, type and offset. */
+    reserve((void **)&f->tensors, &cap, first_cap(p, f->n_tensors, 2 * f->lenw + 1 + 4 + 4 + 8),
+            sizeof *f->tensors);
     for (uint64_t i = 0; i < f->n_tensors; i++) {
         p->index = i;
         p->have_name = 0;
@@ -547,6 +583,9 @@ static int check_unique(parser *p)
     uint64_t first;
     p->kind = 1;
     p->count = f->n_kv;
+    if (gg_names_reserve(&f->kv_names, f->n_kv) < 0 ||
+        gg_names_reserve(&f->tensor_names, f->n_tensors) < 0)
+        return oom(p);
     for (uint64_t i = 0; i < f->n_kv; i++) {
         gguf_kv *kv = &f->kv[i];
         int r = gg_names_insert(&f->kv_names, kv->key.ptr, kv->key.len, i, &first);
@@ -638,14 +677,20 @@ static int check_layout(parser *p, int size_known)
     if (f->n_tensors == 0) return GGUF_OK;
     if (f->n_tensors > SIZE_MAX / (2 * sizeof(uint64_t))) return oom(p);
     f->by_offset = malloc((size_t)f->n_tensors * sizeof(uint64_t));
-    uint64_t *tmp = malloc((size_t)f->n_tensors * sizeof(uint64_t));
-    if (!f->by_offset || !tmp) {
-        free(tmp);
-        return oom(p);
+    if (!f->by_offset) return oom(p);
+    int sorted = 1;
+    for (uint64_t i = 0; i < f->n_tensors; i++) {
+        f->by_offset[i] = i;
+        if (i && f->tensors[i].offset < f->tensors[i - 1].offset) sorted = 0;
     }
-    for (uint64_t i = 0; i < f->n_tensors; i++) f->by_offset[i] = i;
-    merge_sort(f, f->by_offset, tmp, f->n_tensors);
-    free(tmp);
+    /* Writers lay tensors out in directory order, so the sort and its
+     * scratch array are usually not needed. */
+    if (!sorted) {
+        uint64_t *tmp = malloc((size_t)f->n_tensors * sizeof(uint64_t));
+        if (!tmp) return oom(p);
+        merge_sort(f, f->by_offset, tmp, f->n_tensors);
+        free(tmp);
+    }
     /* Overlap: a non-empty tensor starting before the furthest end so far. */
     uint64_t prev_end = 0, prev = UINT64_MAX;
     for (uint64_t k = 0; k < f->n_tensors; k++) {
@@ -710,6 +755,17 @@ static int open_source(gguf_file **out, gguf_file *f, const char *display, unsig
     return GGUF_OK;
 }
 
+/* The names the hash sets of a file index (gg_name_fn). */
+static gguf_str kv_name(const void *ctx, uint64_t i)
+{
+    return ((const gguf_file *)ctx)->kv[i].key;
+}
+
+static gguf_str tensor_name(const void *ctx, uint64_t i)
+{
+    return ((const gguf_file *)ctx)->tensors[i].name;
+}
+
 static gguf_file *file_new(const char *display)
 {
     gguf_file *f = calloc(1, sizeof *f);
@@ -720,8 +776,8 @@ static gguf_file *file_new(const char *display)
         free(f);
         return NULL;
     }
-    gg_names_init(&f->kv_names);
-    gg_names_init(&f->tensor_names);
+    gg_names_init(&f->kv_names, kv_name, f);
+    gg_names_init(&f->tensor_names, tensor_name, f);
     return f;
 }
 
@@ -811,6 +867,7 @@ uint64_t gguf_header_size(const gguf_file *f) { return f->header_size; }
 const void *gguf_header_bytes(const gguf_file *f) { return f->src.base; }
 
 gg_source *gg_file_source(gguf_file *f) { return &f->src; }
+const uint64_t *gg_file_order(const gguf_file *f) { return f->by_offset; }
 
 uint64_t gguf_file_size(const gguf_file *f)
 {
@@ -931,12 +988,30 @@ int gguf_kv_array(const gguf_file *f, const char *key, uint32_t elem_type, const
 /* ------------------------------------------------------------------------ */
 /* Arrays                                                                    */
 
+/* 1 when arr->priv is a struct gg_array, 0 when it is the gguf_file. */
+static int array_has_table(const gguf_value *arr)
+{
+    return (arr->elem_type == GGUF_VT_STRING || arr->elem_type == GGUF_VT_ARRAY) && arr->count > 0;
+}
+
+static const gguf_file *array_file(const gguf_value *arr)
+{
+    return array_has_table(arr) ? ((const struct gg_array *)arr->priv)->f : arr->priv;
+}
+
+/* Offset of the first element of an array of fixed-size elements: after
+ * its element type and count. */
+static uint64_t array_data_offset(const gguf_value *arr, const gguf_file *f)
+{
+    return arr->offset + 4 + f->lenw;
+}
+
 int gguf_array_get(const gguf_value *arr, uint64_t i, gguf_value *out)
 {
     if (!arr || !out || arr->type != GGUF_VT_ARRAY || i >= arr->count || !arr->priv)
         return GGUF_E_INVALID;
     const struct gg_array *a = arr->priv;
-    const gguf_file *f = a->f;
+    const gguf_file *f = array_file(arr);
     const uint8_t *base = f->src.base;
     int o = f->order;
     memset(out, 0, sizeof *out);
@@ -955,8 +1030,8 @@ int gguf_array_get(const gguf_value *arr, uint64_t i, gguf_value *out)
         return GGUF_OK;
     default: {
         size_t sz = gguf_vtype_size(arr->elem_type);
-        const uint8_t *p = base + a->data_off + i * sz;
-        out->offset = a->data_off + i * sz;
+        out->offset = array_data_offset(arr, f) + i * sz;
+        const uint8_t *p = base + out->offset;
         switch (sz) {
         case 1: out->v.u8 = *p; break;
         case 2: out->v.u16 = gg_load16(p, o); break;
@@ -981,9 +1056,9 @@ const void *gguf_array_data(const gguf_value *arr)
 {
     if (!arr || arr->type != GGUF_VT_ARRAY || !arr->priv || !gguf_vtype_size(arr->elem_type))
         return NULL;
-    const struct gg_array *a = arr->priv;
-    if (a->f->order != GG_HOST_ORDER && gguf_vtype_size(arr->elem_type) > 1) return NULL;
-    return a->f->src.base + a->data_off;
+    const gguf_file *f = array_file(arr);
+    if (f->order != GG_HOST_ORDER && gguf_vtype_size(arr->elem_type) > 1) return NULL;
+    return f->src.base + array_data_offset(arr, f);
 }
 
 /* ------------------------------------------------------------------------ */

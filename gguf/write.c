@@ -58,12 +58,12 @@ struct gguf_writer {
     uint64_t n_kv;
     char **keys;         /* n_kv owned key copies; key_set points into them */
     size_t keys_cap;
-    gg_names key_set;
+    gg_names key_set;    /* indexes keys[] */
 
     struct wtensor *tensors;
     uint64_t n_tensors;
     size_t tensors_cap;
-    gg_names tensor_set; /* points into tensors[].name */
+    gg_names tensor_set; /* indexes tensors[].name */
     uint64_t ti_bytes;   /* serialized size of all tensor infos */
     uint64_t data_end;   /* end of the last tensor, relative to the data section */
 
@@ -87,6 +87,19 @@ struct gguf_writer {
 /* ------------------------------------------------------------------------ */
 /* Creation and sizes                                                        */
 
+/* The names the hash sets of a writer index (gg_name_fn). */
+static gguf_str key_name(const void *ctx, uint64_t i)
+{
+    const char *k = ((const gguf_writer *)ctx)->keys[i];
+    return (gguf_str){k, strlen(k)};
+}
+
+static gguf_str tensor_name(const void *ctx, uint64_t i)
+{
+    const struct wtensor *t = &((const gguf_writer *)ctx)->tensors[i];
+    return (gguf_str){t->name, t->name_len};
+}
+
 gguf_writer *gguf_writer_new(void)
 {
     gguf_writer *w = calloc(1, sizeof *w);
@@ -94,8 +107,8 @@ gguf_writer *gguf_writer_new(void)
     w->version = 3;
     w->order = GGUF_LITTLE_ENDIAN;
     w->alignment = GG_DEFAULT_ALIGNMENT;
-    gg_names_init(&w->key_set);
-    gg_names_init(&w->tensor_set);
+    gg_names_init(&w->key_set, key_name, w);
+    gg_names_init(&w->tensor_set, tensor_name, w);
     w->state = W_BUILDING;
     w->fd = -1;
     return w;

@@ -21,6 +21,12 @@ tests_test_read_SOURCES = tests/test-read.c tests/testutil.h tests/bytes.h
 tests_test_read_LDADD = gguf/libgguf.la
 TESTS += tests/test-read
 
+# --- the memory bound and size limit of parsing (gguf.h) ---
+check_PROGRAMS += tests/test-meta-memory
+tests_test_meta_memory_SOURCES = tests/test-meta-memory.c tests/testutil.h
+tests_test_meta_memory_LDADD = gguf/libgguf.la
+TESTS += tests/test-meta-memory
+
 # --- infra: symbols, install, manual coverage, benchmarks ---
 TESTS += tests/test-symbols.sh tests/test-install.sh tests/test-manual.sh
 EXTRA_DIST += tests/test-symbols.sh tests/test-install.sh tests/test-manual.sh \
