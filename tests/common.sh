@@ -13,6 +13,7 @@
 
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
+. "$top_srcdir/tests/tool.sh"
 
 checks=0
 failures=0

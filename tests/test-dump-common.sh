@@ -6,7 +6,7 @@
 
 test_name=test-dump
 . "${top_srcdir:-.}/tests/common.sh"
-DUMP=$top_builddir/gguf-dump
+DUMP=$(tool gguf-dump)
 SYNTH=$top_builddir/tests/gguf-synth
 FIXTURE=$top_builddir/tests/test-dump-fixture
 

@@ -14,7 +14,7 @@
 
 test_name=test-hostile
 . "${top_srcdir:-.}/tests/common.sh"
-dump=$top_builddir/gguf-dump
+dump=$(tool gguf-dump)
 hostile=$top_builddir/tests/gguf-hostile
 need_exec "$dump" "$hostile"
 command -v gzip >/dev/null 2>&1 || { echo "SKIP: gzip is not installed" >&2; exit 77; }

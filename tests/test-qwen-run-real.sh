@@ -23,7 +23,7 @@ fi
 . "${top_srcdir:-.}/tests/common.sh"
 top_builddir=$(cd "$top_builddir" && pwd) || exit 99
 top_srcdir=$(cd "$top_srcdir" && pwd) || exit 99
-RUN=$top_builddir/qwen-run
+RUN=$(tool qwen-run)
 need_exec "$RUN"
 need_python
 [ -r "$QWEN_MODEL" ] || hard_error "QWEN_MODEL=$QWEN_MODEL is not readable"

@@ -10,7 +10,7 @@ test_name=test-qwen-run
 . "${top_srcdir:-.}/tests/common.sh"
 top_builddir=$(cd "$top_builddir" && pwd) || exit 99
 top_srcdir=$(cd "$top_srcdir" && pwd) || exit 99
-RUN=$top_builddir/qwen-run
+RUN=$(tool qwen-run)
 SYNTH=$top_builddir/tests/gguf-synth
 CHECKER=$top_builddir/tests/qwen-run-check
 EDIT=$top_builddir/tests/verify-edit

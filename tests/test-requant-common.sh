@@ -6,10 +6,10 @@
 
 test_name=test-requant
 . "${top_srcdir:-.}/tests/common.sh"
-REQUANT=$top_builddir/gguf-requant
+REQUANT=$(tool gguf-requant)
 SYNTH=$top_builddir/tests/gguf-synth
 CHECKER=$top_builddir/tests/requant-check
-DUMP=$top_builddir/gguf-dump
+DUMP=$(tool gguf-dump)
 
 # absent PATH: nothing, not even a dangling link, is at PATH.
 absent() { [ ! -e "$1" ] && [ ! -L "$1" ]; }

@@ -23,8 +23,9 @@
 : "${top_srcdir:=.}"
 : "${top_builddir:=.}"
 SYNTH=$top_builddir/tests/gguf-synth
-REQUANT=$top_builddir/gguf-requant
-DUMP=$top_builddir/gguf-dump
+. "$top_srcdir/tests/tool.sh"
+REQUANT=$(tool gguf-requant)
+DUMP=$(tool gguf-dump)
 KAT=$top_srcdir/tests/data/requant-kat/small.kat
 
 for t in "$SYNTH" "$REQUANT" "$DUMP"; do

@@ -8,7 +8,8 @@
 SYNTH=$top_builddir/tests/gguf-synth
 LIST=$top_builddir/tests/test-write
 CHECK=$top_builddir/tests/synth-check
-DUMP=$top_builddir/gguf-dump
+. "${top_srcdir:-.}/tests/tool.sh"
+DUMP=$(tool gguf-dump)
 for p in "$SYNTH" "$LIST" "$CHECK" "$DUMP"; do
     [ -x "$p" ] || { echo "ERROR: $p not built" >&2; exit 99; }
 done

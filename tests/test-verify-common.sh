@@ -9,11 +9,11 @@ test_name=test-verify
 # Absolute, so that tests may work inside their temporary directory.
 top_builddir=$(cd "$top_builddir" && pwd) || exit 99
 top_srcdir=$(cd "$top_srcdir" && pwd) || exit 99
-VERIFY=$top_builddir/gguf-verify
+VERIFY=$(tool gguf-verify)
 SYNTH=$top_builddir/tests/gguf-synth
-DUMP=$top_builddir/gguf-dump
+DUMP=$(tool gguf-dump)
 EDIT=$top_builddir/tests/verify-edit
-REQUANT=$top_builddir/gguf-requant
+REQUANT=$(tool gguf-requant)
 HOSTILE=$top_builddir/tests/gguf-hostile
 
 need_exec "$VERIFY" "$SYNTH" "$DUMP" "$EDIT" "$HOSTILE"

@@ -1,0 +1,39 @@
+# tool.sh -- how the shell tests run the project's programs (sourced, not
+# run; tests/common.sh sources it).
+#
+# tool NAME: prints the command a test runs the program NAME (built in
+# $top_builddir) by.  Normally the program itself.  When GGUF_TEST_VALGRIND
+# names a folder (make check-valgrind sets it), a wrapper there that runs
+# the program under valgrind's memcheck: one report per process in that
+# folder, holding lines only when memcheck finds an error (a definite leak
+# included), and exit status 99 then.  memcheck runs the binary libtool
+# keeps in .libs/ with the uninstalled library on LD_LIBRARY_PATH, rather
+# than libtool's wrapper script, whose `--mode=execute` re-quoting would
+# mangle arguments holding newlines.  A run with standard output closed
+# must not go through the wrapper: memcheck's report file would take the
+# free descriptor.
+tool() {
+    if [ -z "${GGUF_TEST_VALGRIND:-}" ]; then
+        echo "$top_builddir/$1"
+        return
+    fi
+    _top=$(cd "$top_builddir" && pwd) || { echo "tool: no $top_builddir" >&2; return 1; }
+    _base=$(basename "$1")
+    _bin=$_top/$1
+    _lib=
+    if [ -x "$(dirname "$_bin")/.libs/$_base" ]; then
+        _bin=$(dirname "$_bin")/.libs/$_base
+        _lib=$_top/gguf/.libs
+    fi
+    mkdir -p "$GGUF_TEST_VALGRIND/bin" || return 1
+    _w=$GGUF_TEST_VALGRIND/bin/$_base
+    # Tests run in parallel: each writes its own copy and renames it over.
+    cat > "$_w.$$" <<EOF
+#!/bin/sh
+LD_LIBRARY_PATH="$_lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec valgrind -q \\
+    --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \\
+    --show-leak-kinds=definite --log-file="$GGUF_TEST_VALGRIND/$_base.%p.log" "$_bin" "\$@"
+EOF
+    chmod +x "$_w.$$" && mv -f "$_w.$$" "$_w" || return 1
+    echo "$_w"
+}
