@@ -439,11 +439,6 @@ static int load(struct run *R)
         return CLI_EXIT_TROUBLE;
     }
     const qwen_config *c = &R->model->config;
-    if (qwen_tokenizer_n_vocab(R->tok) > (int32_t)c->n_vocab) {
-        cli_error(opt.model, "the vocabulary has %" PRId32 " tokens, the model only %" PRIu32,
-                  qwen_tokenizer_n_vocab(R->tok), c->n_vocab);
-        return CLI_EXIT_TROUBLE;
-    }
     uint32_t n_ctx = opt.n_ctx ? (uint32_t)opt.n_ctx
                                : (c->n_ctx_train < DEFAULT_CTX ? c->n_ctx_train : DEFAULT_CTX);
     if (n_ctx > c->n_ctx_train) {
