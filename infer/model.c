@@ -164,14 +164,37 @@ static int check_arch(const gguf_file *f, qwen_check *c)
     return GGUF_OK;
 }
 
-/* Reads hyperparameter h into cfg; when absent and optional, stores its
- * default (def, the value given, when h->def_from names another).
- * Returns GGUF_OK or the problem's status. */
-static int read_hparam(const gguf_file *f, const struct hparam *h, const double *def,
-                       qwen_config *cfg, qwen_check *c)
+/* The key of hyperparameter i, "ARCH.name", in buf. */
+static const char *hp_key(char *buf, size_t cap, int i)
+{
+    snprintf(buf, cap, ARCH ".%s", qwen2_hparams[i].name);
+    return buf;
+}
+
+/* The KV pair of hyperparameter i, or NULL. */
+static const gguf_kv *hp_find(const gguf_file *f, int i)
 {
     char key[96];
-    snprintf(key, sizeof key, ARCH ".%s", h->name);
+    return gguf_kv_find(f, hp_key(key, sizeof key, i));
+}
+
+/* The status a check ended early returns: its own first problem, or the
+ * check's, or (ended by a callback after notes only) GGUF_E_INVALID, since
+ * what it fills is incomplete. */
+static int ended(int st, const qwen_check *c)
+{
+    return st ? st : c->status ? c->status : GGUF_E_INVALID;
+}
+
+/* Reads hyperparameter i into cfg; when absent and optional, stores its
+ * default *def.
+ * Returns GGUF_OK or the problem's status. */
+static int read_hparam(const gguf_file *f, int i, const double *def, qwen_config *cfg,
+                       qwen_check *c)
+{
+    const struct hparam *h = &qwen2_hparams[i];
+    char key[96];
+    hp_key(key, sizeof key, i);
     const char *name = gguf_name(f);
     void *field = (char *)cfg + h->field;
     const gguf_kv *kv = gguf_kv_find(f, key);
@@ -232,23 +255,21 @@ static int check_config(const gguf_file *f, qwen_config *cfg, qwen_check *c, int
         if (h->def_from >= 0) {
             const struct hparam *from = &qwen2_hparams[h->def_from];
             const void *v = (const char *)cfg + from->field;
-            char key[96];
-            snprintf(key, sizeof key, ARCH ".%s", h->name);
             if (ok[h->def_from])
                 def = from->kind == HP_UINT ? *(const uint32_t *)v : *(const float *)v;
-            else if (!gguf_kv_find(f, key))
+            else if (!hp_find(f, i))
                 continue; /* absent, and its default was refused: nothing to say */
         }
-        int r = read_hparam(f, h, &def, cfg, c);
+        int r = read_hparam(f, i, &def, cfg, c);
         ok[i] = r == GGUF_OK;
         if (r && !st) st = r;
     }
     for (int i = 0; i < HP_COUNT; i++) bad |= !ok[i];
-    if (c->done) return st ? st : c->status;
+    if (c->done) return ended(st, c);
 
     /* n_embd = n_head * head_dim, head_dim even (RoPE rotates pairs);
      * n_head a multiple of n_head_kv (grouped-query attention). */
-    const gguf_kv *hkv = gguf_kv_find(f, ARCH ".attention.head_count");
+    const gguf_kv *hkv = hp_find(f, HP_HEAD);
     int heads_ok = ok[HP_EMBD] && ok[HP_HEAD] && ok[HP_HEAD_KV];
     if (ok[HP_EMBD] && ok[HP_HEAD]) {
         if (cfg->n_embd % cfg->n_head != 0) {
@@ -270,23 +291,25 @@ static int check_config(const gguf_file *f, qwen_config *cfg, qwen_check *c, int
             }
         }
     }
-    if (c->done) return st;
+    if (c->done) return ended(st, c);
     if (ok[HP_HEAD] && ok[HP_HEAD_KV] && cfg->n_head % cfg->n_head_kv != 0) {
         /* (Present: its default, the head count, divides itself.) */
-        const gguf_kv *kv = gguf_kv_find(f, ARCH ".attention.head_count_kv");
+        const gguf_kv *kv = hp_find(f, HP_HEAD_KV);
+        char key[96];
         st = st ? st : GGUF_E_FORMAT;
         bad = 1;
         heads_ok = 0;
         if (cfg->n_head_kv > cfg->n_head)
             qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
-                            "%s: key '" ARCH ".attention.head_count_kv' is %" PRIu32 ", more than "
-                            "the head count %" PRIu32, name, cfg->n_head_kv, cfg->n_head);
+                            "%s: key '%s' is %" PRIu32 ", more than the head count %" PRIu32,
+                            name, hp_key(key, sizeof key, HP_HEAD_KV), cfg->n_head_kv,
+                            cfg->n_head);
         else
             qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
                             "%s: head count %" PRIu32 " is not a multiple of the KV head count %"
                             PRIu32, name, cfg->n_head, cfg->n_head_kv);
     }
-    if (c->done) return st;
+    if (c->done) return ended(st, c);
     cfg->n_kv = cfg->n_head_kv * cfg->head_dim;
 
     /* n_vocab: the rows of token_embd.weight. */

@@ -128,7 +128,7 @@ int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err);
  *
  * Returns c->status: GGUF_OK when no problem was found, else the status
  * of the first (the statuses of qwen_config_read, qwen_model_open and
- * qwen_tokenizer_load); GGUF_E_NOMEM. */
+ * qwen_tokenizer_load); GGUF_E_NOMEM; GGUF_E_INVALID for NULL arguments. */
 int qwen_model_check(const gguf_file *f, qwen_check *c);
 
 /* Opens the GGUF file at `path` (memory-mapped), reads its configuration

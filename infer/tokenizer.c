@@ -659,7 +659,9 @@ static int load(qwen_tokenizer **out, const gguf_file *f, qwen_check *c)
         }
     }
     if (!st && !c->done) st = compile_regex(t, f, c);
-    if (!st && c->done) st = c->status; /* out of memory, or told to end */
+    /* Ended early (out of memory, or told to) before a problem of its own:
+     * the tokenizer is incomplete all the same. */
+    if (!st && c->done) st = c->status ? c->status : GGUF_E_INVALID;
     if (st) {
         qwen_tokenizer_free(t);
         return st;
