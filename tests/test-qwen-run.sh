@@ -209,11 +209,12 @@ if command -v timeout >/dev/null 2>&1; then tmo="timeout 60"; else
     echo "note: no timeout(1); the endless inputs run without one" >&2
 fi
 # bounded NAME COMMAND...: COMMAND under the limits, stdout and stderr in
-# $tmp/NAME.out and .err, exit status 2.
+# $tmp/NAME.out and .err, exit status 2.  (One OpenMP thread: the stacks of
+# one per core could take the memory limit on a large machine.)
 bounded() {
     _n=$1
     shift
-    run 2 "$_n" sh -c 'limit_kb=$1; shift; [ -n "$limit_kb" ] && ulimit -v "$limit_kb"; exec "$@"' \
+    run 2 "$_n" env OMP_NUM_THREADS=1 sh -c 'limit_kb=$1; shift; [ -n "$limit_kb" ] && ulimit -v "$limit_kb"; exec "$@"' \
         sh "${limit_kb:-}" $tmo "$@"
 }
 toolong='bytes of input cannot fit the context of 4096 tokens (no token is longer than'
