@@ -6,6 +6,9 @@ infer_libinfer_la_CPPFLAGS = $(AM_CPPFLAGS)
 infer_libinfer_la_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(OPENMP_CFLAGS)
 infer_libinfer_la_LIBADD = $(PCRE2_LIBS)
 
+# --- the checks' reporting (loader, tokenizer, gguf-verify --model) ---
+infer_libinfer_la_SOURCES += infer/check.h infer/check.c
+
 # --- tokenizer ---
 infer_libinfer_la_SOURCES += infer/tokenizer.c infer/tokenizer.h
 

@@ -1,33 +1,18 @@
 /*
- * model.c -- Qwen2 hyperparameters and weights from a mapped GGUF file.
+ * model.c -- Qwen2 hyperparameters and weights from a mapped GGUF file, and
+ * the checks that decide whether a file is a model the loader can use.
  */
 #include <config.h>
 
 #include <inttypes.h>
-#include <math.h>
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "infer/model.h"
+#include "infer/tokenizer.h"
 #include "quant/quant.h"
-
-int qwen_fail(gguf_error *err, int status, uint64_t offset, const char *fmt, ...)
-{
-    if (!err) return status;
-    err->status = status;
-    err->sys_errno = 0;
-    err->offset = offset;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
-    va_end(ap);
-    if (offset != UINT64_MAX && n >= 0 && (size_t)n < sizeof err->message)
-        snprintf(err->message + n, sizeof err->message - (size_t)n, " (at byte %" PRIu64 ")",
-                 offset);
-    return status;
-}
 
 /* Writes at most `cap` - 1 bytes of s into buf with bytes outside printable
  * ASCII (and backslash) as \xNN, cut short with "..." when long.  For
@@ -48,240 +33,470 @@ static const char *escape(char *buf, size_t cap, gguf_str s)
     return buf;
 }
 
+/* "(a, b, c)": every one of the n dims in ne, for messages. */
+static const char *shape_str(char *buf, size_t cap, uint32_t n, const uint64_t *ne)
+{
+    size_t o = 0;
+    buf[o++] = '(';
+    for (uint32_t i = 0; i < n && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%" PRIu64, i ? ", " : "", ne[i]);
+    if (o + 2 <= cap) memcpy(buf + o, ")", 2);
+    else buf[cap - 1] = '\0';
+    return buf;
+}
+
+static const char *type_str(uint32_t type)
+{
+    const char *s = gguf_type_str(type);
+    return s ? s : "(unknown)";
+}
+
+/* ------------------------------------------------------------------------ */
+/* The qwen2 architecture                                                    */
+
+/* What a qwen2 file holds, as data: the loader reads and binds from these
+ * tables and qwen_model_check() checks with them, so that the two cannot
+ * disagree.  They are keyed the way a table of architectures will be: keys
+ * relative to the architecture's name with limits and defaults, tensors
+ * with shapes in named dimensions, flags. */
+
+#define ARCH "qwen2"
+
+enum hp_kind { HP_UINT, HP_FLOAT };
+
+/* A hyperparameter: key ARCH.name, stored at `field` of qwen_config
+ * (uint32_t for HP_UINT, float for HP_FLOAT). */
+struct hparam {
+    const char *name;
+    enum hp_kind kind;
+    size_t field;
+    double lo, hi;          /* HP_UINT: lo..hi; HP_FLOAT: (0, hi] (lo unused) */
+    int required;
+    int def_from;           /* when absent: the value of hparam def_from, or def when -1 */
+    double def;
+    uint32_t llama_type;    /* the value type llama.cpp insists on */
+};
+
+enum { HP_LAYER, HP_CTX, HP_EMBD, HP_FF, HP_HEAD, HP_HEAD_KV, HP_ROPE_BASE, HP_EPS, HP_COUNT };
+
+#define CFG(f) offsetof(qwen_config, f)
+static const struct hparam qwen2_hparams[HP_COUNT] = {
+    [HP_LAYER] = {"block_count", HP_UINT, CFG(n_layer), 1, QWEN_MAX_LAYERS, 1, -1, 0,
+                  GGUF_VT_UINT32},
+    [HP_CTX] = {"context_length", HP_UINT, CFG(n_ctx_train), 1, QWEN_MAX_CTX, 1, -1, 0,
+                GGUF_VT_UINT32},
+    [HP_EMBD] = {"embedding_length", HP_UINT, CFG(n_embd), 2, QWEN_MAX_EMBD, 1, -1, 0,
+                 GGUF_VT_UINT32},
+    [HP_FF] = {"feed_forward_length", HP_UINT, CFG(n_ff), 1, QWEN_MAX_FF, 1, -1, 0,
+               GGUF_VT_UINT32},
+    [HP_HEAD] = {"attention.head_count", HP_UINT, CFG(n_head), 1, QWEN_MAX_HEADS, 1, -1, 0,
+                 GGUF_VT_UINT32},
+    [HP_HEAD_KV] = {"attention.head_count_kv", HP_UINT, CFG(n_head_kv), 1, QWEN_MAX_HEADS, 0,
+                    HP_HEAD, 0, GGUF_VT_UINT32},
+    [HP_ROPE_BASE] = {"rope.freq_base", HP_FLOAT, CFG(rope_base), 0, 1e30, 0, -1, 10000.0,
+                      GGUF_VT_FLOAT32},
+    [HP_EPS] = {"attention.layer_norm_rms_epsilon", HP_FLOAT, CFG(rms_eps), 0, 1.0, 1, -1, 0,
+                GGUF_VT_FLOAT32},
+};
+
+/* The named dimensions tensor shapes are written in. */
+enum dim { DIM_EMBD, DIM_KV, DIM_FF, DIM_VOCAB, DIM_COUNT, DIM_NONE = DIM_COUNT };
+
+#define T_LAYER 1u      /* one per layer: the name has a %u for the layer number */
+#define T_OPTIONAL 2u   /* may be absent */
+#define T_F32 4u        /* read in place as F32 (norms, biases), so F32 and 4-byte
+                         * aligned; else any type gguf_can_dequantize() accepts */
+
+/* A tensor: shape (ne[0]) or (ne[0], ne[1]), bound to `field` of
+ * qwen_layer (T_LAYER) or qwen_weights: a qwen_matrix, or for T_F32 a
+ * const float pointer. */
+struct tensor_rule {
+    const char *name;
+    unsigned flags;
+    enum dim ne[2];
+    size_t field;
+};
+
+#define W(f) offsetof(qwen_weights, f)
+#define L(f) offsetof(qwen_layer, f)
+static const struct tensor_rule qwen2_tensors[] = {
+    {"token_embd.weight", 0, {DIM_EMBD, DIM_VOCAB}, W(token_embd)},
+    {"output_norm.weight", T_F32, {DIM_EMBD, DIM_NONE}, W(output_norm)},
+    {"output.weight", T_OPTIONAL, {DIM_EMBD, DIM_VOCAB}, W(output)},
+    {"blk.%u.attn_norm.weight", T_LAYER | T_F32, {DIM_EMBD, DIM_NONE}, L(attn_norm)},
+    {"blk.%u.attn_q.weight", T_LAYER, {DIM_EMBD, DIM_EMBD}, L(wq)},
+    {"blk.%u.attn_q.bias", T_LAYER | T_F32, {DIM_EMBD, DIM_NONE}, L(bq)},
+    {"blk.%u.attn_k.weight", T_LAYER, {DIM_EMBD, DIM_KV}, L(wk)},
+    {"blk.%u.attn_k.bias", T_LAYER | T_F32, {DIM_KV, DIM_NONE}, L(bk)},
+    {"blk.%u.attn_v.weight", T_LAYER, {DIM_EMBD, DIM_KV}, L(wv)},
+    {"blk.%u.attn_v.bias", T_LAYER | T_F32, {DIM_KV, DIM_NONE}, L(bv)},
+    {"blk.%u.attn_output.weight", T_LAYER, {DIM_EMBD, DIM_EMBD}, L(wo)},
+    {"blk.%u.ffn_norm.weight", T_LAYER | T_F32, {DIM_EMBD, DIM_NONE}, L(ffn_norm)},
+    {"blk.%u.ffn_gate.weight", T_LAYER, {DIM_EMBD, DIM_FF}, L(w_gate)},
+    {"blk.%u.ffn_up.weight", T_LAYER, {DIM_EMBD, DIM_FF}, L(w_up)},
+    {"blk.%u.ffn_down.weight", T_LAYER, {DIM_FF, DIM_EMBD}, L(w_down)},
+};
+#define N_TENSOR_RULES (sizeof qwen2_tensors / sizeof qwen2_tensors[0])
+
 /* ------------------------------------------------------------------------ */
 /* Hyperparameters                                                           */
 
-/* Reads integer key `key` into *out, requiring lo <= value <= hi.  When the
- * key is absent and `def` is not NULL, stores *def instead. */
-static int read_uint(const gguf_file *f, const char *key, uint32_t lo, uint32_t hi,
-                     const uint32_t *def, uint32_t *out, gguf_error *err)
+/* Checks general.architecture.  Returns GGUF_OK or the problem's status. */
+static int check_arch(const gguf_file *f, qwen_check *c)
 {
-    const gguf_kv *kv = gguf_kv_find(f, key);
-    if (!kv) {
-        if (def) {
-            *out = *def;
-            return GGUF_OK;
-        }
-        return qwen_fail(err, GGUF_E_NOT_FOUND, UINT64_MAX, "%s: key '%s' is missing",
-                         gguf_name(f), key);
+    const char *name = gguf_name(f);
+    const gguf_kv *arch = gguf_kv_find(f, "general.architecture");
+    if (!arch)
+        return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOT_FOUND, UINT64_MAX,
+                               "%s: key 'general.architecture' is missing; not a " ARCH " model",
+                               name);
+    if (arch->value.type != GGUF_VT_STRING)
+        return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, arch->offset,
+                               "%s: key 'general.architecture' has type %s, expected STRING", name,
+                               gguf_vtype_name(arch->value.type));
+    gguf_str a = arch->value.v.str;
+    if (a.len != strlen(ARCH) || memcmp(a.ptr, ARCH, a.len) != 0) {
+        char buf[80];
+        return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, arch->offset,
+                               "%s: architecture '%s' is not supported (only " ARCH ")", name,
+                               escape(buf, sizeof buf, a));
     }
-    uint64_t v;
-    if (gguf_kv_uint(f, key, &v, NULL) != GGUF_OK)
-        return qwen_fail(err, GGUF_E_FORMAT, kv->offset,
-                         "%s: key '%s' has type %s, expected a non-negative integer",
-                         gguf_name(f), key, gguf_vtype_name(kv->value.type));
-    if (v < lo || v > hi)
-        return qwen_fail(err, GGUF_E_FORMAT, kv->offset,
-                         "%s: key '%s' is %" PRIu64 ", expected %" PRIu32 "..%" PRIu32,
-                         gguf_name(f), key, v, lo, hi);
-    *out = (uint32_t)v;
     return GGUF_OK;
 }
 
-/* Reads F32 key `key` into *out, requiring a finite value in (0, hi]; when
- * absent and `def` is not NULL, stores *def. */
-static int read_float(const gguf_file *f, const char *key, float hi, const float *def,
-                      float *out, gguf_error *err)
+/* The key of hyperparameter i, "ARCH.name", in buf. */
+static const char *hp_key(char *buf, size_t cap, int i)
 {
+    snprintf(buf, cap, ARCH ".%s", qwen2_hparams[i].name);
+    return buf;
+}
+
+/* The KV pair of hyperparameter i, or NULL. */
+static const gguf_kv *hp_find(const gguf_file *f, int i)
+{
+    char key[96];
+    return gguf_kv_find(f, hp_key(key, sizeof key, i));
+}
+
+/* The status a check ended early returns: its own first problem, or the
+ * check's, or (ended by a callback after notes only) GGUF_E_INVALID, since
+ * what it fills is incomplete. */
+static int ended(int st, const qwen_check *c)
+{
+    return st ? st : c->status ? c->status : GGUF_E_INVALID;
+}
+
+/* Reads hyperparameter i into cfg; when absent and optional, stores its
+ * default *def.
+ * Returns GGUF_OK or the problem's status. */
+static int read_hparam(const gguf_file *f, int i, const double *def, qwen_config *cfg,
+                       qwen_check *c)
+{
+    const struct hparam *h = &qwen2_hparams[i];
+    char key[96];
+    hp_key(key, sizeof key, i);
+    const char *name = gguf_name(f);
+    void *field = (char *)cfg + h->field;
     const gguf_kv *kv = gguf_kv_find(f, key);
     if (!kv) {
-        if (def) {
-            *out = *def;
-            return GGUF_OK;
-        }
-        return qwen_fail(err, GGUF_E_NOT_FOUND, UINT64_MAX, "%s: key '%s' is missing",
-                         gguf_name(f), key);
+        if (h->required)
+            return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOT_FOUND, UINT64_MAX,
+                                   "%s: key '%s' is missing", name, key);
+        if (h->kind == HP_UINT) *(uint32_t *)field = (uint32_t)*def;
+        else *(float *)field = (float)*def;
+        return GGUF_OK;
     }
-    if (kv->value.type != GGUF_VT_FLOAT32)
-        return qwen_fail(err, GGUF_E_FORMAT, kv->offset,
-                         "%s: key '%s' has type %s, expected FLOAT32", gguf_name(f), key,
-                         gguf_vtype_name(kv->value.type));
-    float v = kv->value.v.f32;
-    if (!(v > 0.0f && v <= hi)) /* also refuses NaN */
-        return qwen_fail(err, GGUF_E_FORMAT, kv->offset,
-                         "%s: key '%s' is %g, expected a number in (0, %g]", gguf_name(f), key,
-                         (double)v, (double)hi);
-    *out = v;
+    if (h->kind == HP_UINT) {
+        uint64_t v;
+        if (gguf_kv_uint(f, key, &v, NULL) != GGUF_OK)
+            return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
+                                   "%s: key '%s' has type %s, expected a non-negative integer",
+                                   name, key, gguf_vtype_name(kv->value.type));
+        if (v < (uint64_t)h->lo || v > (uint64_t)h->hi)
+            return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
+                                   "%s: key '%s' is %" PRIu64 ", expected %" PRIu64 "..%" PRIu64,
+                                   name, key, v, (uint64_t)h->lo, (uint64_t)h->hi);
+        *(uint32_t *)field = (uint32_t)v;
+    } else {
+        if (kv->value.type != GGUF_VT_FLOAT32)
+            return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
+                                   "%s: key '%s' has type %s, expected FLOAT32", name, key,
+                                   gguf_vtype_name(kv->value.type));
+        float v = kv->value.v.f32;
+        if (!(v > 0.0f && v <= (float)h->hi)) /* also refuses NaN */
+            return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
+                                   "%s: key '%s' is %g, expected a number in (0, %g]", name, key,
+                                   (double)v, h->hi);
+        *(float *)field = v;
+    }
+    if (kv->value.type != h->llama_type)
+        qwen_check_fail(c, QWEN_LLAMA_NOTE, GGUF_OK, kv->offset,
+                        "%s: key '%s' has type %s; llama.cpp reads it as %s only", name, key,
+                        gguf_vtype_name(kv->value.type), gguf_vtype_name(h->llama_type));
     return GGUF_OK;
+}
+
+/* The hyperparameters, the vocabulary size from token_embd.weight and its
+ * agreement with the tokenizer's.  Each key is checked on its own; a rule
+ * that relates keys runs only when they were read.  Returns GGUF_OK when
+ * cfg is complete, else the status of the first problem; *dims_ok (when
+ * not NULL) tells whether the tensor dimensions and the layer count were
+ * read, so that the tensors can be checked even when, say, the rope base
+ * was refused. */
+static int check_config(const gguf_file *f, qwen_config *cfg, qwen_check *c, int *dims_ok)
+{
+    memset(cfg, 0, sizeof *cfg);
+    if (dims_ok) *dims_ok = 0;
+    const char *name = gguf_name(f);
+    int ok[HP_COUNT] = {0}, bad = 0, st = GGUF_OK;
+    for (int i = 0; i < HP_COUNT && !c->done; i++) {
+        const struct hparam *h = &qwen2_hparams[i];
+        double def = h->def;
+        if (h->def_from >= 0) {
+            const struct hparam *from = &qwen2_hparams[h->def_from];
+            const void *v = (const char *)cfg + from->field;
+            if (ok[h->def_from])
+                def = from->kind == HP_UINT ? *(const uint32_t *)v : *(const float *)v;
+            else if (!hp_find(f, i))
+                continue; /* absent, and its default was refused: nothing to say */
+        }
+        int r = read_hparam(f, i, &def, cfg, c);
+        ok[i] = r == GGUF_OK;
+        if (r && !st) st = r;
+    }
+    for (int i = 0; i < HP_COUNT; i++) bad |= !ok[i];
+    if (c->done) return ended(st, c);
+
+    /* n_embd = n_head * head_dim, head_dim even (RoPE rotates pairs);
+     * n_head a multiple of n_head_kv (grouped-query attention). */
+    const gguf_kv *hkv = hp_find(f, HP_HEAD);
+    int heads_ok = ok[HP_EMBD] && ok[HP_HEAD] && ok[HP_HEAD_KV];
+    if (ok[HP_EMBD] && ok[HP_HEAD]) {
+        if (cfg->n_embd % cfg->n_head != 0) {
+            st = st ? st : GGUF_E_FORMAT;
+            bad = 1;
+            heads_ok = 0;
+            qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, hkv->offset,
+                            "%s: embedding length %" PRIu32 " is not a multiple of the head count %"
+                            PRIu32, name, cfg->n_embd, cfg->n_head);
+        } else {
+            cfg->head_dim = cfg->n_embd / cfg->n_head;
+            if (cfg->head_dim % 2 != 0 || cfg->head_dim > QWEN_MAX_HEAD_DIM) {
+                st = st ? st : GGUF_E_FORMAT;
+                bad = 1;
+                heads_ok = 0;
+                qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, hkv->offset,
+                                "%s: head size %" PRIu32 " (embedding length / head count) must "
+                                "be even and at most %u", name, cfg->head_dim, QWEN_MAX_HEAD_DIM);
+            }
+        }
+    }
+    if (c->done) return ended(st, c);
+    if (ok[HP_HEAD] && ok[HP_HEAD_KV] && cfg->n_head % cfg->n_head_kv != 0) {
+        /* (Present: its default, the head count, divides itself.) */
+        const gguf_kv *kv = hp_find(f, HP_HEAD_KV);
+        char key[96];
+        st = st ? st : GGUF_E_FORMAT;
+        bad = 1;
+        heads_ok = 0;
+        if (cfg->n_head_kv > cfg->n_head)
+            qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
+                            "%s: key '%s' is %" PRIu32 ", more than the head count %" PRIu32,
+                            name, hp_key(key, sizeof key, HP_HEAD_KV), cfg->n_head_kv,
+                            cfg->n_head);
+        else
+            qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
+                            "%s: head count %" PRIu32 " is not a multiple of the KV head count %"
+                            PRIu32, name, cfg->n_head, cfg->n_head_kv);
+    }
+    if (c->done) return ended(st, c);
+    cfg->n_kv = cfg->n_head_kv * cfg->head_dim;
+
+    /* n_vocab: the rows of token_embd.weight. */
+    if (!ok[HP_EMBD]) return st;
+    const gguf_tensor *te = gguf_tensor_find(f, "token_embd.weight");
+    if (!te)
+        return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOT_FOUND, UINT64_MAX,
+                               "%s: tensor 'token_embd.weight' is missing", name);
+    if (te->n_dims != 2 || te->ne[0] != cfg->n_embd || te->ne[1] < 1 ||
+        te->ne[1] > QWEN_MAX_VOCAB) {
+        char have[128];
+        qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, te->info_offset,
+                        "%s: tensor 'token_embd.weight' has shape %s, expected (%" PRIu32
+                        ", 1..%u)", name, shape_str(have, sizeof have, te->n_dims, te->ne),
+                        cfg->n_embd, QWEN_MAX_VOCAB);
+        return st ? st : GGUF_E_FORMAT;
+    }
+    cfg->n_vocab = (uint32_t)te->ne[1];
+    if (dims_ok) *dims_ok = heads_ok && ok[HP_LAYER] && ok[HP_FF];
+
+    /* Every token the tokenizer can give must have an embedding row.  (When
+     * the tokens are not an array of strings the tokenizer says so.) */
+    const gguf_kv *tok = gguf_kv_find(f, "tokenizer.ggml.tokens");
+    if (tok && tok->value.type == GGUF_VT_ARRAY && tok->value.elem_type == GGUF_VT_STRING &&
+        tok->value.count > cfg->n_vocab) {
+        qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, tok->value.offset,
+                        "%s: tokenizer.ggml.tokens: %" PRIu64 " tokens, more than the %" PRIu32
+                        " rows of token_embd.weight", name, tok->value.count, cfg->n_vocab);
+        return st ? st : GGUF_E_FORMAT;
+    }
+    return bad ? (st ? st : GGUF_E_FORMAT) : GGUF_OK;
 }
 
 int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err)
 {
     if (!f || !cfg) return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_config_read: NULL argument");
-    memset(cfg, 0, sizeof *cfg);
-    const char *name = gguf_name(f);
-
-    const gguf_kv *arch = gguf_kv_find(f, "general.architecture");
-    if (!arch)
-        return qwen_fail(err, GGUF_E_NOT_FOUND, UINT64_MAX,
-                         "%s: key 'general.architecture' is missing; not a qwen2 model", name);
-    if (arch->value.type != GGUF_VT_STRING)
-        return qwen_fail(err, GGUF_E_FORMAT, arch->offset,
-                         "%s: key 'general.architecture' has type %s, expected STRING", name,
-                         gguf_vtype_name(arch->value.type));
-    gguf_str a = arch->value.v.str;
-    if (a.len != 5 || memcmp(a.ptr, "qwen2", 5) != 0) {
-        char buf[80];
-        return qwen_fail(err, GGUF_E_UNSUPPORTED, arch->offset,
-                         "%s: architecture '%s' is not supported (only qwen2)", name,
-                         escape(buf, sizeof buf, a));
-    }
-
-    int st;
-    if ((st = read_uint(f, "qwen2.block_count", 1, QWEN_MAX_LAYERS, NULL, &cfg->n_layer, err)) ||
-        (st = read_uint(f, "qwen2.context_length", 1, QWEN_MAX_CTX, NULL, &cfg->n_ctx_train, err)) ||
-        (st = read_uint(f, "qwen2.embedding_length", 2, QWEN_MAX_EMBD, NULL, &cfg->n_embd, err)) ||
-        (st = read_uint(f, "qwen2.feed_forward_length", 1, QWEN_MAX_FF, NULL, &cfg->n_ff, err)) ||
-        (st = read_uint(f, "qwen2.attention.head_count", 1, QWEN_MAX_HEADS, NULL, &cfg->n_head,
-                        err)))
-        return st;
-    if ((st = read_uint(f, "qwen2.attention.head_count_kv", 1, cfg->n_head, &cfg->n_head, &cfg->n_head_kv,
-                        err)))
-        return st;
-    const float def_base = 10000.0f;
-    if ((st = read_float(f, "qwen2.rope.freq_base", 1e30f, &def_base, &cfg->rope_base, err)) ||
-        (st = read_float(f, "qwen2.attention.layer_norm_rms_epsilon", 1.0f, NULL, &cfg->rms_eps,
-                         err)))
-        return st;
-
-    const gguf_kv *kv = gguf_kv_find(f, "qwen2.attention.head_count");
-    if (cfg->n_embd % cfg->n_head != 0)
-        return qwen_fail(err, GGUF_E_FORMAT, kv->offset,
-                         "%s: embedding length %" PRIu32 " is not a multiple of the head count %" PRIu32,
-                         name, cfg->n_embd, cfg->n_head);
-    cfg->head_dim = cfg->n_embd / cfg->n_head;
-    if (cfg->head_dim % 2 != 0 || cfg->head_dim > QWEN_MAX_HEAD_DIM)
-        return qwen_fail(err, GGUF_E_FORMAT, kv->offset,
-                         "%s: head size %" PRIu32 " (embedding length / head count) must be even "
-                         "and at most %u", name, cfg->head_dim, QWEN_MAX_HEAD_DIM);
-    if (cfg->n_head % cfg->n_head_kv != 0)
-        return qwen_fail(err, GGUF_E_FORMAT, gguf_kv_find(f, "qwen2.attention.head_count_kv")->offset,
-                         "%s: head count %" PRIu32 " is not a multiple of the KV head count %" PRIu32,
-                         name, cfg->n_head, cfg->n_head_kv);
-    cfg->n_kv = cfg->n_head_kv * cfg->head_dim;
-
-    const gguf_tensor *te = gguf_tensor_find(f, "token_embd.weight");
-    if (!te)
-        return qwen_fail(err, GGUF_E_NOT_FOUND, UINT64_MAX, "%s: tensor 'token_embd.weight' is missing",
-                         name);
-    if (te->n_dims != 2 || te->ne[0] != cfg->n_embd || te->ne[1] < 1 || te->ne[1] > QWEN_MAX_VOCAB)
-        return qwen_fail(err, GGUF_E_FORMAT, te->info_offset,
-                         "%s: tensor 'token_embd.weight' has shape (%" PRIu64 ", %" PRIu64 "), "
-                         "expected (%" PRIu32 ", 1..%u)", name, te->ne[0], te->n_dims > 1 ? te->ne[1] : 0,
-                         cfg->n_embd, QWEN_MAX_VOCAB);
-    cfg->n_vocab = (uint32_t)te->ne[1];
-    return GGUF_OK;
+    qwen_check c = QWEN_CHECK_FIRST(err);
+    if (check_arch(f, &c)) return c.status;
+    return check_config(f, cfg, &c, NULL) ? c.status : GGUF_OK;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Weights                                                                   */
 
-/* Formats "%s" with up to one unsigned argument into buf (a tensor name). */
-static const char *tname(char *buf, size_t cap, const char *fmt, uint32_t layer)
+/* Checks tensor `name` against rule r, the dimensions being dim[]; marks it
+ * in used[] (when not NULL).  When base is not NULL, binds it there (a
+ * qwen_layer or the qwen_weights), which needs its data in memory.
+ * Returns GGUF_OK (an absent optional tensor too) or the problem's status. */
+static int check_tensor(const gguf_file *f, const struct tensor_rule *r, const char *name,
+                        const uint64_t *dim, void *base, unsigned char *used, qwen_check *c)
 {
-    snprintf(buf, cap, fmt, layer);
-    return buf;
-}
-
-/* Finds tensor `name`; checks that its data is in memory and little-endian. */
-static int find_tensor(const gguf_file *f, const char *name, const gguf_tensor **out,
-                       gguf_error *err)
-{
+    const char *file = gguf_name(f);
     const gguf_tensor *t = gguf_tensor_find(f, name);
-    *out = t;
-    if (!t)
-        return qwen_fail(err, GGUF_E_NOT_FOUND, UINT64_MAX, "%s: tensor '%s' is missing",
-                         gguf_name(f), name);
+    if (!t) {
+        if (r->flags & T_OPTIONAL) return GGUF_OK;
+        return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOT_FOUND, UINT64_MAX,
+                               "%s: tensor '%s' is missing", file, name);
+    }
+    if (used) used[gguf_tensor_index(f, t)] = 1;
+    uint32_t n = r->ne[1] == DIM_NONE ? 1 : 2;
+    uint64_t want[2] = {dim[r->ne[0]], n == 2 ? dim[r->ne[1]] : 0};
+    if (t->n_dims != n || t->ne[0] != want[0] || (n == 2 && t->ne[1] != want[1])) {
+        char have[128], exp[64];
+        return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, t->info_offset,
+                               "%s: tensor '%s' has shape %s, expected %s", file, name,
+                               shape_str(have, sizeof have, t->n_dims, t->ne),
+                               shape_str(exp, sizeof exp, n, want));
+    }
+    if (r->flags & T_F32) {
+        if (t->type != GGUF_T_F32)
+            return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, t->info_offset,
+                                   "%s: tensor '%s' has type %s, expected F32", file, name,
+                                   type_str(t->type));
+        /* The mapping starts on a page, so the file offset decides. */
+        if (t->file_offset % sizeof(float) != 0)
+            return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, t->info_offset,
+                                   "%s: tensor '%s': F32 data at byte %" PRIu64 " is not 4-byte "
+                                   "aligned", file, name, t->file_offset);
+    } else if (!gguf_can_dequantize(t->type)) {
+        return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, t->info_offset,
+                               "%s: tensor '%s' has type %s, which cannot be computed", file,
+                               name, type_str(t->type));
+    }
+    if (!base) return GGUF_OK;
     if (!t->data)
-        return qwen_fail(err, GGUF_E_UNSUPPORTED, t->info_offset,
-                         "%s: tensor '%s': data is not in memory (the model must be a regular "
-                         "file, not a pipe)", gguf_name(f), name);
-    return GGUF_OK;
-}
-
-/* Binds matrix `name`, which must have shape (cols, rows) and a type that
- * can be dequantized. */
-static int bind_matrix(const gguf_file *f, const char *name, uint64_t cols, uint64_t rows,
-                       qwen_matrix *m, gguf_error *err)
-{
-    const gguf_tensor *t;
-    int st = find_tensor(f, name, &t, err);
-    if (st) return st;
-    if (t->n_dims != 2 || t->ne[0] != cols || t->ne[1] != rows)
-        return qwen_fail(err, GGUF_E_FORMAT, t->info_offset,
-                         "%s: tensor '%s' has %" PRIu32 " dims (%" PRIu64 ", %" PRIu64 "), expected "
-                         "(%" PRIu64 ", %" PRIu64 ")", gguf_name(f), name, t->n_dims, t->ne[0],
-                         t->ne[1], cols, rows);
-    if (!gguf_can_dequantize(t->type))
-        return qwen_fail(err, GGUF_E_UNSUPPORTED, t->info_offset,
-                         "%s: tensor '%s' has type %s, which cannot be computed", gguf_name(f),
-                         name, gguf_type_str(t->type) ? gguf_type_str(t->type) : "(unknown)");
-    /* The reader has checked that size = rows * row bytes fits the file. */
-    m->data = t->data;
-    m->type = t->type;
-    m->cols = cols;
-    m->rows = rows;
-    m->row_bytes = (size_t)gguf_row_bytes(t->type, cols);
-    return GGUF_OK;
-}
-
-/* Binds F32 vector `name` of n elements. */
-static int bind_vector(const gguf_file *f, const char *name, uint64_t n, const float **v,
-                       gguf_error *err)
-{
-    const gguf_tensor *t;
-    int st = find_tensor(f, name, &t, err);
-    if (st) return st;
-    if (t->n_dims != 1 || t->ne[0] != n)
-        return qwen_fail(err, GGUF_E_FORMAT, t->info_offset,
-                         "%s: tensor '%s' has %" PRIu32 " dims (%" PRIu64 ", ...), expected (%" PRIu64 ")",
-                         gguf_name(f), name, t->n_dims, t->ne[0], n);
-    if (t->type != GGUF_T_F32)
-        return qwen_fail(err, GGUF_E_FORMAT, t->info_offset,
-                         "%s: tensor '%s' has type %s, expected F32", gguf_name(f), name,
-                         gguf_type_str(t->type) ? gguf_type_str(t->type) : "(unknown)");
-    if ((uintptr_t)t->data % sizeof(float) != 0)
-        return qwen_fail(err, GGUF_E_UNSUPPORTED, t->info_offset,
-                         "%s: tensor '%s': F32 data is not 4-byte aligned", gguf_name(f), name);
-    *v = t->data;
-    return GGUF_OK;
-}
-
-/* Binds every weight of the model whose configuration is c; w->layers must
- * hold c->n_layer entries. */
-static int bind_weights(const gguf_file *f, const qwen_config *c, qwen_weights *w,
-                        gguf_error *err)
-{
-    char b[64];
-    int st;
-    uint64_t e = c->n_embd, kv = c->n_kv, ff = c->n_ff, nv = c->n_vocab;
-    if ((st = bind_matrix(f, "token_embd.weight", e, nv, &w->token_embd, err)) ||
-        (st = bind_vector(f, "output_norm.weight", e, &w->output_norm, err)))
-        return st;
-    if (gguf_tensor_find(f, "output.weight")) {
-        if ((st = bind_matrix(f, "output.weight", e, nv, &w->output, err))) return st;
-        w->tied = 0;
+        return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, t->info_offset,
+                               "%s: tensor '%s': data is not in memory (the model must be a "
+                               "regular file, not a pipe)", file, name);
+    if ((r->flags & T_F32) && (uintptr_t)t->data % sizeof(float) != 0)
+        return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, t->info_offset,
+                               "%s: tensor '%s': F32 data is not 4-byte aligned in memory", file,
+                               name);
+    void *field = (char *)base + r->field;
+    if (r->flags & T_F32) {
+        *(const float **)field = t->data;
     } else {
-        w->output = w->token_embd;
-        w->tied = 1;
-    }
-    for (uint32_t i = 0; i < c->n_layer; i++) {
-        qwen_layer *L = &w->layers[i];
-        if ((st = bind_vector(f, tname(b, sizeof b, "blk.%u.attn_norm.weight", i), e, &L->attn_norm, err)) ||
-            (st = bind_matrix(f, tname(b, sizeof b, "blk.%u.attn_q.weight", i), e, e, &L->wq, err)) ||
-            (st = bind_vector(f, tname(b, sizeof b, "blk.%u.attn_q.bias", i), e, &L->bq, err)) ||
-            (st = bind_matrix(f, tname(b, sizeof b, "blk.%u.attn_k.weight", i), e, kv, &L->wk, err)) ||
-            (st = bind_vector(f, tname(b, sizeof b, "blk.%u.attn_k.bias", i), kv, &L->bk, err)) ||
-            (st = bind_matrix(f, tname(b, sizeof b, "blk.%u.attn_v.weight", i), e, kv, &L->wv, err)) ||
-            (st = bind_vector(f, tname(b, sizeof b, "blk.%u.attn_v.bias", i), kv, &L->bv, err)) ||
-            (st = bind_matrix(f, tname(b, sizeof b, "blk.%u.attn_output.weight", i), e, e, &L->wo, err)) ||
-            (st = bind_vector(f, tname(b, sizeof b, "blk.%u.ffn_norm.weight", i), e, &L->ffn_norm, err)) ||
-            (st = bind_matrix(f, tname(b, sizeof b, "blk.%u.ffn_gate.weight", i), e, ff, &L->w_gate, err)) ||
-            (st = bind_matrix(f, tname(b, sizeof b, "blk.%u.ffn_up.weight", i), e, ff, &L->w_up, err)) ||
-            (st = bind_matrix(f, tname(b, sizeof b, "blk.%u.ffn_down.weight", i), ff, e, &L->w_down, err)))
-            return st;
+        /* The reader has checked that size = rows * row bytes fits the file. */
+        qwen_matrix *m = field;
+        m->data = t->data;
+        m->type = t->type;
+        m->cols = want[0];
+        m->rows = want[1];
+        m->row_bytes = (size_t)gguf_row_bytes(t->type, want[0]);
     }
     return GGUF_OK;
+}
+
+/* Checks every tensor of the model whose configuration is cfg, in table
+ * order, the global ones first; with w (whose layers hold cfg->n_layer
+ * entries), binds them.  Returns GGUF_OK or the first problem's status. */
+static int check_tensors(const gguf_file *f, const qwen_config *cfg, qwen_weights *w,
+                         unsigned char *used, qwen_check *c)
+{
+    const uint64_t dim[DIM_COUNT] = {
+        [DIM_EMBD] = cfg->n_embd, [DIM_KV] = cfg->n_kv, [DIM_FF] = cfg->n_ff,
+        [DIM_VOCAB] = cfg->n_vocab,
+    };
+    int st = GGUF_OK, r;
+    for (size_t i = 0; i < N_TENSOR_RULES && !c->done; i++) {
+        const struct tensor_rule *t = &qwen2_tensors[i];
+        if (!(t->flags & T_LAYER) && (r = check_tensor(f, t, t->name, dim, w, used, c)) && !st)
+            st = r;
+    }
+    for (uint32_t l = 0; l < cfg->n_layer && !c->done; l++) {
+        for (size_t i = 0; i < N_TENSOR_RULES && !c->done; i++) {
+            const struct tensor_rule *t = &qwen2_tensors[i];
+            if (!(t->flags & T_LAYER)) continue;
+            char name[64];
+            snprintf(name, sizeof name, t->name, (unsigned)l);
+            if ((r = check_tensor(f, t, name, dim, w ? &w->layers[l] : NULL, used, c)) && !st)
+                st = r;
+        }
+    }
+    if (!st && w) {
+        w->tied = w->output.data == NULL;
+        if (w->tied) w->output = w->token_embd;
+    }
+    return st;
+}
+
+/* A note naming the first tensor that no rule used, when there is one. */
+static void note_unused(const gguf_file *f, const unsigned char *used, qwen_check *c)
+{
+    uint64_t n = gguf_tensor_count(f), unused = 0, first = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (!used[i] && unused++ == 0) first = i;
+    if (!unused) return;
+    const gguf_tensor *t = gguf_tensor_at(f, first);
+    char buf[160], more[64] = "";
+    if (unused == 2) snprintf(more, sizeof more, " (nor is one other)");
+    else if (unused > 2) snprintf(more, sizeof more, " (nor are %" PRIu64 " others)", unused - 1);
+    qwen_check_fail(c, QWEN_LLAMA_NOTE, GGUF_OK, t->info_offset,
+                    "%s: tensor %" PRIu64 " '%s' is not part of the " ARCH " architecture%s; "
+                    "llama.cpp refuses files with tensors it does not use", gguf_name(f), first,
+                    escape(buf, sizeof buf, t->name), more);
+}
+
+/* The tensor data is read in place in host byte order. */
+static int check_byte_order(const gguf_file *f, qwen_check *c)
+{
+    if (gguf_byte_order(f) == GGUF_LITTLE_ENDIAN) return GGUF_OK;
+    return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, UINT64_MAX,
+                           "%s: big-endian model files are not supported", gguf_name(f));
+}
+
+int qwen_model_check(const gguf_file *f, qwen_check *c)
+{
+    if (!f || !c) return GGUF_E_INVALID;
+    check_byte_order(f, c);
+    /* Another architecture: its keys and tensors are not these. */
+    if (c->done || check_arch(f, c) || c->done) return c->status;
+    qwen_config cfg;
+    int dims_ok;
+    check_config(f, &cfg, c, &dims_ok);
+    if (dims_ok && !c->done) {
+        uint64_t n = gguf_tensor_count(f);
+        unsigned char *used = calloc((size_t)(n ? n : 1), 1);
+        if (!used)
+            return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory",
+                                   gguf_name(f));
+        check_tensors(f, &cfg, NULL, used, c);
+        /* Only a walk that ended has seen every tensor it would use. */
+        if (!c->done) note_unused(f, used, c);
+        free(used);
+    }
+    if (!c->done) qwen_tokenizer_check(f, c);
+    return c->status;
 }
 
 int qwen_model_open(qwen_model **out, const char *path, gguf_error *err)
@@ -291,26 +506,24 @@ int qwen_model_open(qwen_model **out, const char *path, gguf_error *err)
     gguf_file *f;
     int st = gguf_open(&f, path, NULL, 0, err);
     if (st) return st;
-    if (gguf_byte_order(f) != GGUF_LITTLE_ENDIAN) {
-        st = qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
-                       "%s: big-endian model files are not supported", gguf_name(f));
-        gguf_close(f);
-        return st;
-    }
     qwen_model *m = calloc(1, sizeof *m);
     if (!m) {
         gguf_close(f);
         return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", path);
     }
     m->file = f;
-    if ((st = qwen_config_read(f, &m->config, err))) goto fail;
+    qwen_check c = QWEN_CHECK_FIRST(err);
+    if (check_byte_order(f, &c) || check_arch(f, &c) || check_config(f, &m->config, &c, NULL)) {
+        st = c.status;
+        goto fail;
+    }
     /* n_layer is checked: at most QWEN_MAX_LAYERS. */
     m->weights.layers = calloc(m->config.n_layer, sizeof *m->weights.layers);
     if (!m->weights.layers) {
         st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(f));
         goto fail;
     }
-    if ((st = bind_weights(f, &m->config, &m->weights, err))) goto fail;
+    if ((st = check_tensors(f, &m->config, &m->weights, NULL, &c))) goto fail;
     *out = m;
     return GGUF_OK;
 fail:

@@ -11,6 +11,10 @@
  * one row (the input width of a matrix), ne1 the number of rows (its output
  * width).  A matrix of shape (n_embd, n_vocab) has n_vocab rows of n_embd.
  *
+ * What a qwen2 file must hold (keys with their limits and defaults,
+ * tensors with shapes in named dimensions) is one table in model.c that
+ * both the loader and qwen_model_check() (gguf-verify --model) read.
+ *
  * Statuses are those of <gguf/gguf.h>; the error message names the file,
  * the key or tensor and its byte offset, ready to print after "prog: ".
  */
@@ -21,6 +25,7 @@
 #include <stdint.h>
 
 #include "gguf/gguf.h"
+#include "infer/check.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -100,13 +105,31 @@ typedef struct qwen_model {
  * integers (any width) or F32 as listed, within the QWEN_MAX_* limits and
  * consistent (n_embd divisible by n_head into an even head_dim, n_head
  * divisible by n_head_kv, a finite rope base and epsilon > 0).  n_vocab is
- * taken from token_embd.weight, whose shape is checked here too.
+ * taken from token_embd.weight, whose shape is checked here too, and
+ * tokenizer.ggml.tokens, when it is an array of strings, must not hold
+ * more tokens than that.  Every error is an item of the file with its byte
+ * offset.
  *
  * Returns GGUF_OK; GGUF_E_UNSUPPORTED for another architecture;
  * GGUF_E_NOT_FOUND for a missing required key or token_embd.weight;
  * GGUF_E_FORMAT for a value of the wrong type or out of range;
  * GGUF_E_INVALID for NULL arguments. */
 int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err);
+
+/* Checks that the open file f holds a model that qwen_model_open() and
+ * qwen_tokenizer_load() accept, with their own checks: byte order, the
+ * hyperparameters (qwen_config_read), every tensor's presence, shape and
+ * type, and the tokenizer metadata.  Tensor data is not read, so f may be
+ * a stream; the loaders' demands on the input itself (a mapping) are not
+ * checked.  Each problem and each note (what llama.cpp would refuse: a
+ * hyperparameter of another integer type than UINT32, a tensor the
+ * architecture does not use) goes to c, see check.h; the check goes on
+ * past a problem as far as the values it needs allow.
+ *
+ * Returns c->status: GGUF_OK when no problem was found, else the status
+ * of the first (the statuses of qwen_config_read, qwen_model_open and
+ * qwen_tokenizer_load); GGUF_E_NOMEM; GGUF_E_INVALID for NULL arguments. */
+int qwen_model_check(const gguf_file *f, qwen_check *c);
 
 /* Opens the GGUF file at `path` (memory-mapped), reads its configuration
  * and binds every weight by name.
@@ -115,7 +138,8 @@ int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err);
  * layer i blk.i.{attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm,
  * ffn_gate, ffn_up, ffn_down}.weight and blk.i.attn_{q,k,v}.bias;
  * output.weight is optional (tied embeddings).  Matrices may have any type
- * gguf_can_dequantize() accepts; norms and biases must be F32.
+ * gguf_can_dequantize() accepts; norms and biases must be F32, 4-byte
+ * aligned in the file.
  *
  * Returns GGUF_OK and stores the model in *out (free it with
  * qwen_model_close), or: the statuses of gguf_open() and
@@ -129,12 +153,6 @@ int qwen_model_open(qwen_model **out, const char *path, gguf_error *err);
 
 /* Releases the model and unmaps its file.  NULL is allowed. */
 void qwen_model_close(qwen_model *m);
-
-/* For infer/ code: fills err (when not NULL) with status, the byte offset
- * (UINT64_MAX for none) and the printf-style message, adding
- * " (at byte N)" when an offset is given.  Returns status. */
-int qwen_fail(gguf_error *err, int status, uint64_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
 #ifdef __cplusplus
 }

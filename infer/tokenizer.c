@@ -55,6 +55,7 @@ struct qwen_tokenizer {
     uint64_t *piece_off;    /* (n_vocab + 1) offsets of each token's bytes in pieces */
     char *pieces;           /* every token's bytes, back to back */
     int32_t byte_id[256];   /* the token of each single byte */
+    uint64_t max_bytes;     /* the longest token's bytes */
 
     struct vocab_slot *vocab; /* byte-level tokens only */
     uint64_t vocab_mask;      /* capacity - 1 */
@@ -71,34 +72,50 @@ struct qwen_tokenizer {
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
 
+/* Formats "FILE: KEY: text" into err with qwen_fail, which adds
+ * " (at byte OFF)" unless offset is UINT64_MAX. */
+static int vfail(gguf_error *err, int status, const gguf_file *f, const char *key,
+                 uint64_t offset, const char *fmt, va_list ap)
+{
+    char text[sizeof err->message];
+    vsnprintf(text, sizeof text, fmt, ap);
+    return qwen_fail(err, status, offset, "%s: %s: %s", f ? gguf_name(f) : "tokenizer", key, text);
+}
+
 /* Fills err (when not NULL) with "FILE: KEY: text (at byte OFF)" and returns
- * status.  offset UINT64_MAX leaves the "(at byte ...)" part out. */
+ * status. */
 __attribute__((format(printf, 6, 7)))
 static int fail(gguf_error *err, int status, const gguf_file *f, const char *key,
                 uint64_t offset, const char *fmt, ...)
 {
     if (!err) return status;
-    err->status = status;
-    err->sys_errno = 0;
-    err->offset = offset;
-    const char *name = f ? gguf_name(f) : "tokenizer";
-    char *m = err->message;
-    size_t cap = sizeof err->message;
-    int n = snprintf(m, cap, "%s: %s: ", name, key);
-    size_t o = n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
     va_list ap;
     va_start(ap, fmt);
-    n = vsnprintf(m + o, cap - o, fmt, ap);
+    vfail(err, status, f, key, offset, fmt, ap);
     va_end(ap);
-    o += n < 0 ? 0 : (size_t)n < cap - o ? (size_t)n : cap - o - 1;
-    if (offset != UINT64_MAX)
-        snprintf(m + o, cap - o, " (at byte %llu)", (unsigned long long)offset);
     return status;
 }
 
-static int fail_nomem(gguf_error *err, const gguf_file *f)
+/* As fail(), for the checks of loading: the finding (a problem, or with
+ * kind QWEN_LLAMA_NOTE a note) goes to c.  Returns what qwen_check_add
+ * returns. */
+__attribute__((format(printf, 7, 8)))
+static int report(qwen_check *c, int kind, int status, const gguf_file *f, const char *key,
+                  uint64_t offset, const char *fmt, ...)
 {
-    return fail(err, GGUF_E_NOMEM, f, "tokenizer", UINT64_MAX, "out of memory");
+    gguf_error e;
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(&e, status, f, key, offset, fmt, ap);
+    va_end(ap);
+    return qwen_check_add(c, kind, &e);
+}
+
+#define problem(c, ...) report((c), QWEN_PROBLEM, __VA_ARGS__)
+
+static int fail_nomem(qwen_check *c, const gguf_file *f)
+{
+    return problem(c, GGUF_E_NOMEM, f, "tokenizer", UINT64_MAX, "out of memory");
 }
 
 /* A printable rendering of len bytes at s into buf (size n), for messages. */
@@ -137,23 +154,23 @@ static const char *value_type_name(char *buf, size_t n, const gguf_value *v)
  * *out NULL.  When present with another type than `type` (and, for arrays,
  * elements of `elem`): GGUF_E_TYPE. */
 static int find_key(const gguf_file *f, const char *key, uint32_t type, uint32_t elem,
-                    int required, const gguf_kv **out, gguf_error *err)
+                    int required, const gguf_kv **out, qwen_check *c)
 {
     const gguf_kv *kv = gguf_kv_find(f, key);
     *out = NULL;
     if (!kv) {
         if (required)
-            return fail(err, GGUF_E_NOT_FOUND, f, key, UINT64_MAX, "missing");
+            return problem(c, GGUF_E_NOT_FOUND, f, key, UINT64_MAX, "missing");
         return GGUF_OK;
     }
     if (kv->value.type != type || (type == GGUF_VT_ARRAY && kv->value.elem_type != elem)) {
         char have[64];
         value_type_name(have, sizeof have, &kv->value);
         if (type == GGUF_VT_ARRAY)
-            return fail(err, GGUF_E_TYPE, f, key, kv->value.offset,
-                        "is %s, expected ARRAY of %s", have, gguf_vtype_name(elem));
-        return fail(err, GGUF_E_TYPE, f, key, kv->value.offset, "is %s, expected %s", have,
-                    gguf_vtype_name(type));
+            return problem(c, GGUF_E_TYPE, f, key, kv->value.offset,
+                           "is %s, expected ARRAY of %s", have, gguf_vtype_name(elem));
+        return problem(c, GGUF_E_TYPE, f, key, kv->value.offset, "is %s, expected %s", have,
+                       gguf_vtype_name(type));
     }
     *out = kv;
     return GGUF_OK;
@@ -353,22 +370,25 @@ void qwen_tokenizer_free(qwen_tokenizer *t)
 /* Reads an optional token id key into *id (-1 when absent), checked against
  * the vocabulary size. */
 static int load_id(const gguf_file *f, const char *key, int32_t n_vocab, int32_t *id,
-                   gguf_error *err)
+                   qwen_check *c)
 {
     *id = -1;
     const gguf_kv *kv = gguf_kv_find(f, key);
     if (!kv) return GGUF_OK;
     uint64_t v;
-    if (gguf_kv_uint(f, key, &v, NULL) != GGUF_OK) {
-        char have[64];
-        return fail(err, GGUF_E_TYPE, f, key, kv->value.offset,
-                    "is %s, expected an unsigned integer token id",
-                    value_type_name(have, sizeof have, &kv->value));
-    }
+    char have[64];
+    if (gguf_kv_uint(f, key, &v, NULL) != GGUF_OK)
+        return problem(c, GGUF_E_TYPE, f, key, kv->value.offset,
+                       "is %s, expected an unsigned integer token id",
+                       value_type_name(have, sizeof have, &kv->value));
     if (v >= (uint64_t)n_vocab)
-        return fail(err, GGUF_E_FORMAT, f, key, kv->value.offset,
-                    "token id %llu is out of range (vocabulary has %ld tokens)",
-                    (unsigned long long)v, (long)n_vocab);
+        return problem(c, GGUF_E_FORMAT, f, key, kv->value.offset,
+                       "token id %llu is out of range (vocabulary has %ld tokens)",
+                       (unsigned long long)v, (long)n_vocab);
+    if (kv->value.type != GGUF_VT_UINT32)
+        report(c, QWEN_LLAMA_NOTE, GGUF_OK, f, key, kv->value.offset,
+               "is %s; llama.cpp reads token ids as UINT32 only",
+               value_type_name(have, sizeof have, &kv->value));
     *id = (int32_t)v;
     return GGUF_OK;
 }
@@ -392,49 +412,57 @@ static int is_special_type(int type)
            type == QWEN_TOKEN_UNKNOWN;
 }
 
-/* Checks model and pre-tokenizer names. */
-static int check_model(const gguf_file *f, gguf_error *err)
+/* Checks model and pre-tokenizer names.  The two keys are independent:
+ * both are checked. */
+static int check_model(const gguf_file *f, qwen_check *c)
 {
     const gguf_kv *kv;
-    int st = find_key(f, KEY_MODEL, GGUF_VT_STRING, 0, 1, &kv, err);
-    if (st) return st;
-    gguf_str s = kv->value.v.str;
     char q[64];
-    if (s.len != 4 || memcmp(s.ptr, "gpt2", 4) != 0)
-        return fail(err, GGUF_E_UNSUPPORTED, f, KEY_MODEL, kv->value.offset,
-                    "tokenizer model '%s' is not supported (only 'gpt2', byte-level BPE)",
-                    quote(q, sizeof q, s.ptr, s.len));
-    st = find_key(f, KEY_PRE, GGUF_VT_STRING, 0, 0, &kv, err);
-    if (st || !kv) return st;
-    s = kv->value.v.str;
+    int st = find_key(f, KEY_MODEL, GGUF_VT_STRING, 0, 1, &kv, c);
+    if (!st) {
+        gguf_str s = kv->value.v.str;
+        if (s.len != 4 || memcmp(s.ptr, "gpt2", 4) != 0)
+            st = problem(c, GGUF_E_UNSUPPORTED, f, KEY_MODEL, kv->value.offset,
+                         "tokenizer model '%s' is not supported (only 'gpt2', byte-level BPE)",
+                         quote(q, sizeof q, s.ptr, s.len));
+    }
+    if (c->done) return st;
+    int r = find_key(f, KEY_PRE, GGUF_VT_STRING, 0, 0, &kv, c);
+    if (r || !kv) return st ? st : r;
+    gguf_str s = kv->value.v.str;
     static const char *const ok[] = {"qwen2", "deepseek-r1-qwen"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        if (s.len == strlen(ok[i]) && memcmp(s.ptr, ok[i], s.len) == 0) return GGUF_OK;
-    return fail(err, GGUF_E_UNSUPPORTED, f, KEY_PRE, kv->value.offset,
+        if (s.len == strlen(ok[i]) && memcmp(s.ptr, ok[i], s.len) == 0) return st;
+    r = problem(c, GGUF_E_UNSUPPORTED, f, KEY_PRE, kv->value.offset,
                 "pre-tokenizer '%s' is not supported (only 'qwen2')",
                 quote(q, sizeof q, s.ptr, s.len));
+    return st ? st : r;
 }
 
 /* Loads tokens and types: pieces, the vocabulary table, byte ids, the
- * special list. */
-static int load_tokens(qwen_tokenizer *t, const gguf_file *f, gguf_error *err)
+ * special list.  t->n_vocab is set as soon as the token array is usable,
+ * so that the token ids can be checked even when the types are not.
+ * Returns GGUF_OK when the vocabulary is complete. */
+static int load_tokens(qwen_tokenizer *t, const gguf_file *f, qwen_check *c)
 {
     const gguf_kv *tk, *ty;
-    int st = find_key(f, KEY_TOKENS, GGUF_VT_ARRAY, GGUF_VT_STRING, 1, &tk, err);
+    int st = find_key(f, KEY_TOKENS, GGUF_VT_ARRAY, GGUF_VT_STRING, 1, &tk, c);
     if (st) return st;
-    st = find_key(f, KEY_TYPES, GGUF_VT_ARRAY, GGUF_VT_INT32, 1, &ty, err);
-    if (st) return st;
-    const gguf_value *tokens = &tk->value, *types = &ty->value;
+    const gguf_value *tokens = &tk->value;
     if (tokens->count < 256 || tokens->count > INT32_MAX)
-        return fail(err, GGUF_E_FORMAT, f, KEY_TOKENS, tokens->offset,
-                    "%llu tokens; a byte-level vocabulary has 256 to %ld",
-                    (unsigned long long)tokens->count, (long)INT32_MAX);
-    if (types->count != tokens->count)
-        return fail(err, GGUF_E_FORMAT, f, KEY_TYPES, types->offset,
-                    "%llu entries for %llu tokens", (unsigned long long)types->count,
-                    (unsigned long long)tokens->count);
+        return problem(c, GGUF_E_FORMAT, f, KEY_TOKENS, tokens->offset,
+                       "%llu tokens; a byte-level vocabulary has 256 to %ld",
+                       (unsigned long long)tokens->count, (long)INT32_MAX);
     int32_t n = (int32_t)tokens->count;
     t->n_vocab = n;
+    if (c->done) return c->status;
+    st = find_key(f, KEY_TYPES, GGUF_VT_ARRAY, GGUF_VT_INT32, 1, &ty, c);
+    if (st) return st;
+    const gguf_value *types = &ty->value;
+    if (types->count != tokens->count)
+        return problem(c, GGUF_E_FORMAT, f, KEY_TYPES, types->offset,
+                       "%llu entries for %llu tokens", (unsigned long long)types->count,
+                       (unsigned long long)tokens->count);
 
     uint64_t total = 0;
     for (int32_t i = 0; i < n; i++) total += gguf_array_str(tokens, (uint64_t)i).len;
@@ -443,7 +471,7 @@ static int load_tokens(qwen_tokenizer *t, const gguf_file *f, gguf_error *err)
     t->pieces = malloc(total ? total : 1);
     uint64_t vcap = table_cap((uint64_t)n);
     t->vocab = malloc(sizeof *t->vocab * vcap);
-    if (!t->types || !t->piece_off || !t->pieces || !t->vocab) return fail_nomem(err, f);
+    if (!t->types || !t->piece_off || !t->pieces || !t->vocab) return fail_nomem(c, f);
     t->vocab_mask = vcap - 1;
     for (uint64_t i = 0; i < vcap; i++) t->vocab[i].id = -1;
 
@@ -486,22 +514,28 @@ static int load_tokens(qwen_tokenizer *t, const gguf_file *f, gguf_error *err)
         }
         off += (uint64_t)k;
         t->piece_off[i + 1] = off;
+        if ((uint64_t)k > t->max_bytes) t->max_bytes = (uint64_t)k;
         if (byte_level) vocab_put(t, i);
     }
 
+    unsigned missing = 0, first = 0;
     for (unsigned b = 0; b < 256; b++) {
-        char c = (char)b;
-        t->byte_id[b] = vocab_get(t, &c, 1);
-        if (t->byte_id[b] < 0)
-            return fail(err, GGUF_E_FORMAT, f, KEY_TOKENS, tokens->offset,
-                        "no token for byte 0x%02x, which byte-level BPE needs", b);
+        char ch = (char)b;
+        t->byte_id[b] = vocab_get(t, &ch, 1);
+        if (t->byte_id[b] < 0 && missing++ == 0) first = b;
+    }
+    if (missing) {
+        char more[64] = "";
+        if (missing > 1) snprintf(more, sizeof more, " (nor for %u other bytes)", missing - 1);
+        return problem(c, GGUF_E_FORMAT, f, KEY_TOKENS, tokens->offset,
+                       "no token for byte 0x%02x%s, which byte-level BPE needs", first, more);
     }
 
     t->special = malloc(sizeof *t->special * (n_special ? n_special : 1));
     struct special_key *keys = malloc(sizeof *keys * (n_special ? n_special : 1));
     if (!t->special || !keys) {
         free(keys);
-        return fail_nomem(err, f);
+        return fail_nomem(c, f);
     }
     size_t m = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -515,19 +549,20 @@ static int load_tokens(qwen_tokenizer *t, const gguf_file *f, gguf_error *err)
     return GGUF_OK;
 }
 
-/* Loads the merges into the merge table: merge i has rank i. */
-static int load_merges(qwen_tokenizer *t, const gguf_file *f, gguf_error *err)
+/* Loads the merges into the merge table: merge i has rank i.  Each merge
+ * that is not two tokens is a problem of its own, at its own offset. */
+static int load_merges(qwen_tokenizer *t, const gguf_file *f, qwen_check *c)
 {
     const gguf_kv *kv;
-    int st = find_key(f, KEY_MERGES, GGUF_VT_ARRAY, GGUF_VT_STRING, 1, &kv, err);
+    int st = find_key(f, KEY_MERGES, GGUF_VT_ARRAY, GGUF_VT_STRING, 1, &kv, c);
     if (st) return st;
     const gguf_value *merges = &kv->value;
     if (merges->count > UINT32_MAX)
-        return fail(err, GGUF_E_FORMAT, f, KEY_MERGES, merges->offset, "%llu merges is too many",
-                    (unsigned long long)merges->count);
+        return problem(c, GGUF_E_FORMAT, f, KEY_MERGES, merges->offset, "%llu merges is too many",
+                       (unsigned long long)merges->count);
     uint64_t cap = table_cap(merges->count);
     t->merges = malloc(sizeof *t->merges * cap);
-    if (!t->merges) return fail_nomem(err, f);
+    if (!t->merges) return fail_nomem(c, f);
     t->merge_mask = cap - 1;
     for (uint64_t i = 0; i < cap; i++) t->merges[i].key = EMPTY_KEY;
 
@@ -535,23 +570,26 @@ static int load_merges(qwen_tokenizer *t, const gguf_file *f, gguf_error *err)
     build_cp_to_byte(cp_to_byte);
     char *buf = NULL;
     size_t buf_cap = 0;
-    for (uint64_t i = 0; i < merges->count; i++) {
-        gguf_str s = gguf_array_str(merges, i);
+    for (uint64_t i = 0; i < merges->count && !c->done; i++) {
+        gguf_value e;
+        gguf_array_get(merges, i, &e);
+        gguf_str s = e.v.str;
         char q[96];
         /* "LEFT RIGHT": byte-level text has no space, so the first space
          * (past the first byte) splits it. */
         const char *sp = s.len > 1 ? memchr(s.ptr + 1, ' ', s.len - 1) : NULL;
         if (!sp) {
-            free(buf);
-            return fail(err, GGUF_E_FORMAT, f, KEY_MERGES, merges->offset,
-                        "merge %llu '%s' is not two tokens separated by a space",
-                        (unsigned long long)i, quote(q, sizeof q, s.ptr, s.len));
+            int r = problem(c, GGUF_E_FORMAT, f, KEY_MERGES, e.offset,
+                            "merge %llu '%s' is not two tokens separated by a space",
+                            (unsigned long long)i, quote(q, sizeof q, s.ptr, s.len));
+            if (!st) st = r;
+            continue;
         }
         if (buf_cap < s.len) {
             free(buf);
             buf_cap = s.len * 2 + 64;
             buf = malloc(buf_cap);
-            if (!buf) return fail_nomem(err, f);
+            if (!buf) return fail_nomem(c, f);
         }
         size_t ll = (size_t)(sp - s.ptr);
         long a = byte_decode(cp_to_byte, s.ptr, ll, buf);
@@ -563,23 +601,24 @@ static int load_merges(qwen_tokenizer *t, const gguf_file *f, gguf_error *err)
             result = vocab_get(t, buf, (size_t)(a + b));
         }
         if (left < 0 || right < 0 || result < 0) {
-            free(buf);
             const char *what = b < 0 ? "is not byte-level text"
                              : left < 0 ? "has a left part that is no token"
                              : right < 0 ? "has a right part that is no token"
                              : "joins two tokens into one that is not in the vocabulary";
-            return fail(err, GGUF_E_FORMAT, f, KEY_MERGES, merges->offset, "merge %llu '%s' %s",
-                        (unsigned long long)i, quote(q, sizeof q, s.ptr, s.len), what);
+            int r = problem(c, GGUF_E_FORMAT, f, KEY_MERGES, e.offset, "merge %llu '%s' %s",
+                            (unsigned long long)i, quote(q, sizeof q, s.ptr, s.len), what);
+            if (!st) st = r;
+            continue;
         }
         merge_put(t, left, right, (uint32_t)i, result);
     }
     free(buf);
-    return GGUF_OK;
+    return st;
 }
 
 /* Compiles the split regex, with the JIT when PCRE2 has one (the
  * interpreter gives the same matches, more slowly). */
-static int compile_regex(qwen_tokenizer *t, const gguf_file *f, gguf_error *err)
+static int compile_regex(qwen_tokenizer *t, const gguf_file *f, qwen_check *c)
 {
     int code;
     PCRE2_SIZE at;
@@ -588,11 +627,46 @@ static int compile_regex(qwen_tokenizer *t, const gguf_file *f, gguf_error *err)
     if (!t->re) {
         char msg[160];
         pcre2_get_error_message(code, (PCRE2_UCHAR *)msg, sizeof msg);
-        return fail(err, GGUF_E_UNSUPPORTED, f, "tokenizer", UINT64_MAX,
-                    "PCRE2 cannot compile the Qwen2 split regex at %lu: %s", (unsigned long)at,
-                    msg);
+        return problem(c, GGUF_E_UNSUPPORTED, f, "tokenizer", UINT64_MAX,
+                       "PCRE2 cannot compile the Qwen2 split regex at %lu: %s", (unsigned long)at,
+                       msg);
     }
     (void)pcre2_jit_compile(t->re, PCRE2_JIT_COMPLETE);
+    return GGUF_OK;
+}
+
+/* Builds the tokenizer of f, reporting to c.  Stages that do not depend on
+ * each other are all run (model names, the vocabulary, each token id); the
+ * merges need a complete vocabulary and the ids its size.  Returns GGUF_OK
+ * and *out, or the status of the tokenizer's first problem. */
+static int load(qwen_tokenizer **out, const gguf_file *f, qwen_check *c)
+{
+    *out = NULL;
+    qwen_tokenizer *t = calloc(1, sizeof *t);
+    if (!t) return fail_nomem(c, f);
+    int st = check_model(f, c), r;
+    if (!c->done) {
+        r = load_tokens(t, f, c);
+        if (!st) st = r;
+        if (!r && !c->done && (r = load_merges(t, f, c)) && !st) st = r;
+        static const char *const id_keys[] = {KEY_BOS, KEY_EOS, KEY_PAD};
+        int32_t *ids[] = {&t->bos, &t->eos, &t->pad};
+        for (int i = 0; i < 3; i++) {
+            *ids[i] = -1;
+            if (t->n_vocab && !c->done && (r = load_id(f, id_keys[i], t->n_vocab, ids[i], c)) &&
+                !st)
+                st = r;
+        }
+    }
+    if (!st && !c->done) st = compile_regex(t, f, c);
+    /* Ended early (out of memory, or told to) before a problem of its own:
+     * the tokenizer is incomplete all the same. */
+    if (!st && c->done) st = c->status ? c->status : GGUF_E_INVALID;
+    if (st) {
+        qwen_tokenizer_free(t);
+        return st;
+    }
+    *out = t;
     return GGUF_OK;
 }
 
@@ -603,22 +677,17 @@ int qwen_tokenizer_load(qwen_tokenizer **out, const gguf_file *f, gguf_error *er
         return fail(err, GGUF_E_INVALID, NULL, "qwen_tokenizer_load", UINT64_MAX,
                     "NULL argument");
     }
-    *out = NULL;
-    qwen_tokenizer *t = calloc(1, sizeof *t);
-    if (!t) return fail_nomem(err, f);
-    int st = check_model(f, err);
-    if (!st) st = load_tokens(t, f, err);
-    if (!st) st = load_merges(t, f, err);
-    if (!st) st = load_id(f, KEY_BOS, t->n_vocab, &t->bos, err);
-    if (!st) st = load_id(f, KEY_EOS, t->n_vocab, &t->eos, err);
-    if (!st) st = load_id(f, KEY_PAD, t->n_vocab, &t->pad, err);
-    if (!st) st = compile_regex(t, f, err);
-    if (st) {
-        qwen_tokenizer_free(t);
-        return st;
-    }
-    *out = t;
-    return GGUF_OK;
+    qwen_check c = QWEN_CHECK_FIRST(err);
+    return load(out, f, &c);
+}
+
+int qwen_tokenizer_check(const gguf_file *f, qwen_check *c)
+{
+    if (!f || !c) return GGUF_E_INVALID;
+    qwen_tokenizer *t;
+    int st = load(&t, f, c);
+    qwen_tokenizer_free(t);
+    return st;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -628,6 +697,7 @@ int32_t qwen_tokenizer_n_vocab(const qwen_tokenizer *t) { return t->n_vocab; }
 int32_t qwen_tokenizer_bos(const qwen_tokenizer *t) { return t->bos; }
 int32_t qwen_tokenizer_eos(const qwen_tokenizer *t) { return t->eos; }
 int32_t qwen_tokenizer_pad(const qwen_tokenizer *t) { return t->pad; }
+size_t qwen_tokenizer_max_bytes(const qwen_tokenizer *t) { return (size_t)t->max_bytes; }
 
 int qwen_token_type(const qwen_tokenizer *t, int32_t id)
 {

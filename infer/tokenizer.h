@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "gguf/gguf.h"
+#include "infer/check.h"
 
 /* Token types as tokenizer.ggml.token_type stores them (llama.cpp's
  * LLAMA_TOKEN_TYPE_*). */
@@ -73,9 +74,18 @@ int qwen_ids_push(qwen_ids *ids, int32_t id);
  * GGUF_E_UNSUPPORTED (another tokenizer model or pre-tokenizer),
  * GGUF_E_NOMEM, GGUF_E_INVALID (NULL arguments).  err, when not NULL,
  * receives a message "FILE: KEY: problem" naming the key (and the element
- * index where one is at fault) with the value's byte offset.  *out is NULL
- * on failure. */
+ * index where one is at fault) with the byte offset of the value, or of
+ * the element at fault (a merge); a missing key has no offset.  *out is
+ * NULL on failure. */
 int qwen_tokenizer_load(qwen_tokenizer **out, const gguf_file *f, gguf_error *err);
+
+/* Runs the checks of qwen_tokenizer_load() on f, reporting each problem to
+ * c (see check.h) and going on where the checks do not depend on each
+ * other: the model names, the vocabulary, every merge, each token id (the
+ * merges are checked only against a complete vocabulary).  Token ids of
+ * another integer type than UINT32 are notes (llama.cpp refuses them).
+ * Returns the status of the tokenizer's first problem, or GGUF_OK. */
+int qwen_tokenizer_check(const gguf_file *f, qwen_check *c);
 
 /* Releases the tokenizer.  NULL is allowed. */
 void qwen_tokenizer_free(qwen_tokenizer *tok);
@@ -87,6 +97,11 @@ int32_t qwen_tokenizer_n_vocab(const qwen_tokenizer *tok);
 int32_t qwen_tokenizer_bos(const qwen_tokenizer *tok);
 int32_t qwen_tokenizer_eos(const qwen_tokenizer *tok);
 int32_t qwen_tokenizer_pad(const qwen_tokenizer *tok);
+
+/* The length in bytes of the longest token (qwen_token_bytes).  Every token
+ * qwen_tokenize gives stands for at most that many bytes of the text, so a
+ * text of B bytes gives at least B / qwen_tokenizer_max_bytes() tokens. */
+size_t qwen_tokenizer_max_bytes(const qwen_tokenizer *tok);
 
 /* The id of the token whose text is exactly the len bytes at text (for
  * specials, the text as written, e.g. "<|im_end|>"; for ordinary tokens, the

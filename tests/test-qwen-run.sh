@@ -4,7 +4,9 @@
 # ChatML text, --logits against the forward pass (exactly) and the float64
 # reference (within a bound), greedy and seeded sampling reproducible, -n,
 # --each-line and --json, -t not changing any result, --ignore-eos, empty
-# input, the error messages and statuses, --stats lines, SIGINT.
+# input, the error messages and statuses, input that cannot fit the
+# context refused while it is read (/dev/zero, yes), logits that are NaN or
+# infinite refused at the step they appear, --stats lines, SIGINT.
 
 test_name=test-qwen-run
 . "${top_srcdir:-.}/tests/common.sh"
@@ -196,6 +198,79 @@ run 0 help "$RUN" --help
 check "--help goes to stdout" has "$tmp/help.out" "Usage: qwen-run -m MODEL"
 run 0 version "$RUN" -V
 check "--version" has "$tmp/version.out" "qwen-run (gguf-tools)"
+
+# --- input that cannot fit the context: refused as soon as it is read ---
+# Under a timeout and a memory limit: a reader without a bound would take
+# 256 MiB of /dev/zero in well under a second and then fail for memory
+# ("Cannot allocate memory", not the message checked).
+limit_memory "$top_builddir/tests/gguf-hostile"
+if command -v timeout >/dev/null 2>&1; then tmo="timeout 60"; else
+    tmo=
+    echo "note: no timeout(1); the endless inputs run without one" >&2
+fi
+# bounded NAME COMMAND...: COMMAND under the limits, stdout and stderr in
+# $tmp/NAME.out and .err, exit status 2.  (One OpenMP thread: the stacks of
+# one per core could take the memory limit on a large machine.)
+bounded() {
+    _n=$1
+    shift
+    run 2 "$_n" env OMP_NUM_THREADS=1 sh -c 'limit_kb=$1; shift; [ -n "$limit_kb" ] && ulimit -v "$limit_kb"; exec "$@"' \
+        sh "${limit_kb:-}" $tmo "$@"
+}
+toolong='bytes of input cannot fit the context of 4096 tokens (no token is longer than'
+bounded zero-f "$RUN" -m "$tiny" -f /dev/zero
+check "-f /dev/zero: refused while read" has "$tmp/zero-f.err" "qwen-run: /dev/zero: over "
+check "-f /dev/zero: the reason" has "$tmp/zero-f.err" "$toolong"
+check "-f /dev/zero: nothing on stdout" empty "$tmp/zero-f.out"
+yes | bounded yes-stdin "$RUN" -m "$tiny"
+check "yes | qwen-run: refused while read" has "$tmp/yes-stdin.err" "qwen-run: -: over "
+check "yes | qwen-run: the reason" has "$tmp/yes-stdin.err" "$toolong"
+yes | bounded yes-tokenize "$RUN" -m "$tiny" --tokenize -f -
+check "yes | qwen-run --tokenize -f -: refused too" has "$tmp/yes-tokenize.err" "$toolong"
+bounded zero-lines "$RUN" -m "$tiny" --each-line -n 1 < /dev/zero
+check "--each-line < /dev/zero: the first line refused" has "$tmp/zero-lines.err" "qwen-run: -: line 1: over "
+(printf 'hi\n'; yes | tr -d '\n') | bounded yes-lines "$RUN" -m "$tiny" --each-line -n 1 --temp 0
+check "--each-line: an endless second line refused" has "$tmp/yes-lines.err" "qwen-run: -: line 2: over "
+check "--each-line: the first line answered" [ "$(wc -l < "$tmp/yes-lines.out")" -eq 1 ]
+# The bound is the context (-c) times the longest token: the input at the
+# bound is read (and then found too long in tokens), a byte more is not.
+bounded c16 "$RUN" -m "$tiny" -c 16 -f /dev/zero
+max=$(sed -n 's/.* over \([0-9]*\) bytes of input cannot fit the context of 16 tokens.*/\1/p' "$tmp/c16.err")
+longest=$(sed -n 's/.*no token is longer than \([0-9]*\) bytes.*/\1/p' "$tmp/c16.err")
+check "-c 16: the bound is 16 times the longest token ($max, $longest)" [ "${max:-0}" -eq $((16 * ${longest:-0})) ]
+head -c "$max" /dev/zero | tr '\0' a > "$tmp/at-bound.txt"
+printf a | cat "$tmp/at-bound.txt" - > "$tmp/past-bound.txt"
+run 2 at-bound "$RUN" -m "$tiny" -c 16 --raw -f "$tmp/at-bound.txt"
+check "the input at the bound is read, then too long in tokens" has "$tmp/at-bound.err" "the prompt is "
+run 2 past-bound "$RUN" -m "$tiny" -c 16 --raw -f "$tmp/past-bound.txt"
+check "a byte past the bound: refused while read" has "$tmp/past-bound.err" "over $max bytes of input"
+printf '\n' | cat "$tmp/at-bound.txt" - | "$RUN" -m "$tiny" -c 16 --raw > /dev/null 2> "$tmp/nl-bound.err"
+check "standard input: the newline it drops does not count" has "$tmp/nl-bound.err" "the prompt is "
+
+# --- logits that are NaN or infinite: an error naming the step ---
+"$EDIT" --fill output_norm.weight=nan "$tiny" "$tmp/nan.gguf" || hard_error "verify-edit failed"
+"$EDIT" --fill blk.0.ffn_down.weight=inf "$tiny" "$tmp/inf.gguf" || hard_error "verify-edit failed"
+for w in nan inf; do
+    run 2 "$w-gen" "$RUN" -m "$tmp/$w.gguf" --temp 0 -n 5 -p "$prompt"
+    check "$w weights: the prefill named" has "$tmp/$w-gen.err" \
+        "qwen-run: $tmp/$w.gguf: the logits after the prompt prefill are not finite (token "
+    check "$w weights: no reply" empty "$tmp/$w-gen.out"
+done
+run 2 nan-logits "$RUN" -m "$tmp/nan.gguf" --logits 5 -p "$prompt"
+check "NaN weights, --logits: refused" has "$tmp/nan-logits.err" "after the prompt prefill are not finite"
+check "NaN weights, --logits: nothing printed" empty "$tmp/nan-logits.out"
+printf 'one\ntwo\n' | run 2 nan-each "$RUN" -m "$tmp/nan.gguf" --each-line --temp 0 -n 3
+check "NaN weights, --each-line: stops at the first line" [ "$(count "$tmp/nan-each.err" "not finite")" -eq 1 ]
+# A model whose logits are finite after the prompt, but not after the first
+# generated token: an output matrix of zeros but for rows 900 (+1) and 901
+# (-1), so greedy picks one of them, whose embeddings are NaN.
+"$EDIT" --add output.weight=f16:64x1024 --fill output.weight@900=1 --fill output.weight@901=-1 \
+    --fill token_embd.weight@900=nan --fill token_embd.weight@901=nan "$tiny" "$tmp/nan1.gguf" ||
+    hard_error "verify-edit failed"
+run 2 nan1 "$RUN" -m "$tmp/nan1.gguf" --raw --temp 0 -n 5 --print-ids -p a
+check "NaN after a generated token: named" has "$tmp/nan1.err" \
+    "qwen-run: $tmp/nan1.gguf: the logits after generated token 1 are not finite (token 0: NaN)"
+check "NaN after a generated token: that token was printed" grep -Eqx '90[01]' "$tmp/nan1.out"
 
 # --- --ignore-eos: never an end token; -n or a full context ends it ---
 # On the tiny model (tied embeddings, weak layers) the top logit after an

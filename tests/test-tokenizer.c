@@ -493,7 +493,7 @@ enum mut {
     M_NONE, M_NO_MODEL, M_MODEL_LLAMA, M_MODEL_U32, M_PRE_OTHER, M_PRE_NONE, M_NO_TOKENS,
     M_TOKENS_U32, M_NO_TYPES, M_TYPES_SHORT, M_TYPES_U8, M_NO_MERGES, M_MERGES_U32,
     M_MERGE_UNKNOWN, M_MERGE_NOSPACE, M_MERGE_RESULT, M_EOS_RANGE, M_BOS_STRING, M_PAD_RANGE,
-    M_NO_BYTE, M_FEW_TOKENS, M_COUNT
+    M_NO_BYTE, M_FEW_TOKENS, M_MANY, M_COUNT
 };
 
 static char tmp_path[256];
@@ -508,7 +508,8 @@ static void write_vocab(enum mut m)
     gguf_writer *w = gguf_writer_new();
     if (!w) HARD_ERROR("out of memory");
     OK(gguf_writer_add_str(w, "general.architecture", "qwen2", 5, &err));
-    if (m == M_MODEL_LLAMA) OK(gguf_writer_add_str(w, "tokenizer.ggml.model", "llama", 5, &err));
+    if (m == M_MODEL_LLAMA || m == M_MANY)
+        OK(gguf_writer_add_str(w, "tokenizer.ggml.model", "llama", 5, &err));
     else if (m == M_MODEL_U32) OK(gguf_writer_add_u32(w, "tokenizer.ggml.model", 2, &err));
     else if (m != M_NO_MODEL) OK(gguf_writer_add_str(w, "tokenizer.ggml.model", "gpt2", 4, &err));
     if (m == M_PRE_OTHER) OK(gguf_writer_add_str(w, "tokenizer.ggml.pre", "llama-bpe", 9, &err));
@@ -553,7 +554,8 @@ static void write_vocab(enum mut m)
     }
     int k = V.n_merges / 2;
     if (m == M_MERGE_UNKNOWN) mg[k] = (gguf_str){"q \xe4\xb8\x80", 5};  /* U+4E00: no byte */
-    if (m == M_MERGE_NOSPACE) mg[k] = (gguf_str){"qz", 2};
+    if (m == M_MERGE_NOSPACE || m == M_MANY) mg[k] = (gguf_str){"qz", 2};
+    if (m == M_MANY) mg[k + 1] = (gguf_str){"zq", 2};
     if (m == M_MERGE_RESULT) mg[k] = (gguf_str){"q z", 3};              /* "qz" is no token */
     if (m == M_MERGES_U32) {
         uint32_t u[3] = {0};
@@ -564,7 +566,7 @@ static void write_vocab(enum mut m)
     if (m == M_BOS_STRING) OK(gguf_writer_add_str(w, "tokenizer.ggml.bos_token_id", "1", 1, &err));
     else OK(gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t)V.endoftext, &err));
     OK(gguf_writer_add_u32(w, "tokenizer.ggml.eos_token_id",
-                           m == M_EOS_RANGE ? (uint32_t)n : (uint32_t)V.im_end, &err));
+                           m == M_EOS_RANGE || m == M_MANY ? (uint32_t)n : (uint32_t)V.im_end, &err));
     if (m == M_PAD_RANGE) OK(gguf_writer_add_u64(w, "tokenizer.ggml.padding_token_id", 1ull << 40, &err));
     else if (m != M_NONE) OK(gguf_writer_add_u32(w, "tokenizer.ggml.padding_token_id", 0, &err));
     OK(gguf_writer_open(w, tmp_path, &err));
@@ -591,6 +593,74 @@ static qwen_tokenizer *load_vocab(enum mut m, gguf_error *err, int *status)
 
 /* ------------------------------------------------------------------------ */
 /* The checks                                                                */
+
+/* Findings of qwen_tokenizer_check, gathered. */
+struct findings {
+    int problems, notes;
+    char text[8][sizeof ((gguf_error *)0)->message];
+};
+
+static int gather(void *ctx, int kind, const gguf_error *e)
+{
+    struct findings *fd = ctx;
+    if (kind == QWEN_PROBLEM) {
+        if (fd->problems < 8) snprintf(fd->text[fd->problems], sizeof fd->text[0], "%s", e->message);
+        fd->problems++;
+    } else {
+        fd->notes++;
+    }
+    return 0;
+}
+
+/* The loader stops at the first problem; the check lists them all, the
+ * independent ones (model name, each merge, each token id). */
+static void test_check_all(void)
+{
+    gguf_error err;
+    int st;
+    qwen_tokenizer *t = load_vocab(M_MANY, &err, &st);
+    CHECK(t == NULL && st == GGUF_E_UNSUPPORTED && strstr(err.message, "tokenizer model 'llama'"),
+          "many problems: the loader names the first: %s", err.message);
+    gguf_file *f;
+    if (gguf_open(&f, tmp_path, "vocab.gguf", 0, &err)) HARD_ERROR("%s", err.message);
+    struct findings fd;
+    memset(&fd, 0, sizeof fd);
+    qwen_check c = {gather, &fd, NULL, GGUF_OK, 0};
+    st = qwen_tokenizer_check(f, &c);
+    CHECK(st == GGUF_E_UNSUPPORTED && c.status == st, "many problems: status %d", st);
+    CHECK(fd.problems == 4 && fd.notes == 0, "many problems: %d problems, %d notes", fd.problems,
+          fd.notes);
+    CHECK(strstr(fd.text[0], "tokenizer model 'llama'") && strstr(fd.text[1], "merge ") &&
+              strstr(fd.text[1], "'qz'") && strstr(fd.text[2], "'zq'") &&
+              strstr(fd.text[3], "eos_token_id: token id"),
+          "many problems, in order: %s | %s | %s | %s", fd.text[0], fd.text[1], fd.text[2],
+          fd.text[3]);
+    /* A callback that ends the check at the first. */
+    memset(&fd, 0, sizeof fd);
+    gguf_error first;
+    qwen_check one = {NULL, NULL, &first, GGUF_OK, 0};
+    CHECK(qwen_tokenizer_check(f, &one) == GGUF_E_UNSUPPORTED && one.done &&
+              strstr(first.message, "tokenizer model 'llama'"),
+          "no callback: the first only: %s", first.message);
+    gguf_close(f);
+
+    /* A good vocabulary: nothing found; a token id of another type than
+     * UINT32 is a note (llama.cpp refuses it), not a problem. */
+    write_vocab(M_NONE);
+    if (gguf_open(&f, tmp_path, "vocab.gguf", 0, &err)) HARD_ERROR("%s", err.message);
+    memset(&fd, 0, sizeof fd);
+    qwen_check good = {gather, &fd, NULL, GGUF_OK, 0};
+    CHECK(qwen_tokenizer_check(f, &good) == GGUF_OK && fd.problems == 0 && fd.notes == 0,
+          "a good vocabulary: %d problems, %d notes", fd.problems, fd.notes);
+    gguf_close(f);
+    write_vocab(M_PAD_RANGE);
+    if (gguf_open(&f, tmp_path, "vocab.gguf", 0, &err)) HARD_ERROR("%s", err.message);
+    memset(&fd, 0, sizeof fd);
+    qwen_check pad = {gather, &fd, NULL, GGUF_OK, 0};
+    CHECK(qwen_tokenizer_check(f, &pad) == GGUF_E_FORMAT && fd.problems == 1,
+          "padding id 2^40 (UINT64): one problem, %d", fd.problems);
+    gguf_close(f);
+}
 
 static void test_bad_metadata(void)
 {
@@ -634,6 +704,25 @@ static void test_bad_metadata(void)
                   "mutation %d: message '%s' gives the offset", (int)cases[i].m, err.message);
         qwen_tokenizer_free(t);
     }
+    /* A bad merge is named at its own element's offset, not the array's. */
+    {
+        gguf_error e;
+        int s2;
+        qwen_tokenizer *bad = load_vocab(M_MERGE_NOSPACE, &e, &s2);
+        gguf_file *f;
+        gguf_error oe;
+        if (gguf_open(&f, tmp_path, NULL, 0, &oe)) HARD_ERROR("%s", oe.message);
+        const gguf_kv *kv = gguf_kv_find(f, "tokenizer.ggml.merges");
+        gguf_value el;
+        REQUIRE(kv && gguf_array_get(&kv->value, (uint64_t)(V.n_merges / 2), &el) == GGUF_OK,
+                "the merges array");
+        CHECK(bad == NULL && e.offset == el.offset && el.offset != kv->value.offset,
+              "bad merge at byte %llu, its element is at %llu: %s", (unsigned long long)e.offset,
+              (unsigned long long)el.offset, e.message);
+        gguf_close(f);
+    }
+    test_check_all();
+
     /* A missing pre-tokenizer key is accepted (Qwen2 assumed). */
     gguf_error err;
     int st;
@@ -1005,6 +1094,15 @@ int main(int argc, char **argv)
     qwen_tokenizer *t = load_vocab(M_NONE, &err, &st);
     unlink(tmp_path);
     if (!t) HARD_ERROR("the synthetic vocabulary does not load: %s", err.message);
+    size_t longest = 0;
+    for (int32_t id = 0; id < qwen_tokenizer_n_vocab(t); id++) {
+        size_t len;
+        qwen_token_bytes(t, id, &len);
+        if (len > longest) longest = len;
+    }
+    CHECK(longest > 1 && qwen_tokenizer_max_bytes(t) == longest,
+          "qwen_tokenizer_max_bytes %zu, the longest token has %zu", qwen_tokenizer_max_bytes(t),
+          longest);
     test_split(t);
     test_bpe(t);
     test_round_trip(t);

@@ -3,9 +3,11 @@
 # warnings for what the format allows but llama.cpp refuses (version 1,
 # big-endian, an alignment that is not a multiple of 8, names over 63
 # bytes, a removed tensor type, tensor data out of place), --strict making
-# them failures, --status silencing them; and --model qwen2: required
-# tensors present, shapes consistent with the hyperparameters, token ids
-# inside the vocabulary, tensors the architecture does not use.
+# them failures, --status silencing them; and --model qwen2, which runs the
+# loader's own checks: every file it fails, qwen-run refuses with the same
+# words, and every good synthetic model passes both; every problem listed
+# (up to a cap), each with its byte offset; llama.cpp's stricter demands
+# (UINT32 keys, unused tensors) as warnings; the same verdicts from a pipe.
 
 . "${top_srcdir:-.}/tests/test-verify-common.sh"
 need_python
@@ -53,6 +55,35 @@ run 0 q4_2 "$VERIFY" q4_2.gguf
 check "removed type: warned" has "$tmp/q4_2.err" "tensor 1 'blk.0.q8_': type Q4_2 was removed from ggml"
 
 # --- --model qwen2 -----------------------------------------------------------------
+RUN=$top_builddir/qwen-run
+need_exec "$RUN"
+
+# accepted FILE: FILE passes --model with nothing said, and qwen-run loads it
+# (--tokenize loads the model, the tokenizer and the state).
+accepted() {
+    _b=$(basename "$1" .gguf)
+    run 0 "ok-$_b" "$VERIFY" --model qwen2 "$1"
+    check "$_b: verify --model: OK" is "$tmp/ok-$_b.out" "$1: OK"
+    check "$_b: verify --model: nothing on stderr" empty "$tmp/ok-$_b.err"
+    run 0 "ok-$_b-run" "$RUN" -m "$1" --tokenize -p x
+}
+
+# Every size and weight type gguf-synth makes: tiny and small in each type,
+# the two large shapes in one (they take the time and the disk).
+for size in tiny small; do
+    for type in f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k \
+                q4_k_s q4_k_m q5_k_s q5_k_m; do
+        synth "good-$size-$type.gguf" --size "$size" --type "$type" --seed 13
+        accepted "good-$size-$type.gguf"
+        rm -f "good-$size-$type.gguf"
+    done
+done
+for size in 0.5b 1.5b; do
+    synth "good-$size.gguf" --size "$size" --type q4_0 --seed 13
+    accepted "good-$size.gguf"
+    rm -f "good-$size.gguf"
+done
+
 synth m.gguf --size tiny --type f16 --seed 13
 synth s.gguf --size small --type q4_k_m --seed 13
 run 0 model "$VERIFY" --model qwen2 m.gguf s.gguf
@@ -67,66 +98,137 @@ edited() {
     "$EDIT" "$@" m.gguf "$_n.gguf" || hard_error "verify-edit $*"
 }
 
-edited drop --drop blk.1.ffn_up.weight
+# refused NAME TEXT EDIT-OPTION...: m.gguf with the edits fails --model
+# with TEXT named after "qwen2: ", and qwen-run refuses it with TEXT too:
+# one set of rules.
+refused() {
+    _n=$1
+    _t=$2
+    shift 2
+    edited "$_n" "$@"
+    run 1 "$_n" "$VERIFY" --model qwen2 "$_n.gguf"
+    check "$_n: verify names the problem" has "$tmp/$_n.out" "$_n.gguf: FAILED: qwen2: $_t"
+    run 2 "$_n-run" "$RUN" -m "$_n.gguf" --tokenize -p x
+    check "$_n: qwen-run refuses it in the same words" has "$tmp/$_n-run.err" "qwen-run: $_n.gguf: $_t"
+}
+
+# offset_of FILE BYTES: the offset of the first occurrence of BYTES (a
+# Python bytes literal) in FILE.
+offset_of() {
+    python3 -c 'import sys; print(open(sys.argv[1], "rb").read().index(eval(sys.argv[2])))' "$1" "$2"
+}
+
+# What qwen-run's loader refuses, which --model once let pass.
+refused ctx64 "key 'qwen2.context_length' is 1099511627776, expected 1..16777216 (at byte " \
+    --set qwen2.context_length=u64:1099511627776
+refused rope0 "key 'qwen2.rope.freq_base' is 0, expected a number in (0, 1e+30] (at byte " \
+    --set qwen2.rope.freq_base=f32:0
+refused ropeinf "key 'qwen2.rope.freq_base' is inf, expected a number" --set qwen2.rope.freq_base=f32:inf
+refused i32 "tensor 'blk.0.attn_q.weight' has type I32, which cannot be computed (at byte " \
+    --retype blk.0.attn_q.weight=i32
+refused nomerges "tokenizer.ggml.merges: missing" --delete tokenizer.ggml.merges
+refused badmerge "tokenizer.ggml.merges: merge 3 'zzqq' is not two tokens separated by a space (at byte " \
+    --elem tokenizer.ggml.merges:3=zzqq --elem tokenizer.ggml.merges:5=qqzz
+at=$(offset_of badmerge.gguf 'b"\x04" + b"\0" * 7 + b"zzqq"')
+check "a bad merge: the offset is its element's ($at)" has "$tmp/badmerge.out" "(at byte $at)"
+check "a bad merge: verify lists the next one too" has "$tmp/badmerge.out" "merge 5 'qqzz'"
+check "a bad merge: qwen-run stops at the first" lacks "$tmp/badmerge-run.err" "merge 5"
+refused typeslen "tokenizer.ggml.token_type: 1000 entries for 1024 tokens (at byte " \
+    --resize tokenizer.ggml.token_type=1000
+refused typesu32 "tokenizer.ggml.token_type: is ARRAY of UINT32, expected ARRAY of INT32 (at byte " \
+    --cast tokenizer.ggml.token_type=u32
+refused qkv "tensor 'blk.0.attn_q.weight' is missing" \
+    --drop blk.0.attn_q.weight --drop blk.0.attn_k.weight --drop blk.0.attn_v.weight \
+    --drop blk.0.attn_q.bias --drop blk.0.attn_k.bias --drop blk.0.attn_v.bias \
+    --add blk.0.attn_qkv.weight=f16:64x128 --add blk.0.attn_qkv.bias=f32:128
+check "fused attn_qkv: a warning that llama.cpp would not use it" has "$tmp/qkv.err" \
+    "warning: qwen2: tensor 20 'blk.0.attn_qkv.weight' is not part of the qwen2 architecture (nor is one other)"
+refused layers "key 'qwen2.block_count' is 100000, expected 1..1024" --set qwen2.block_count=100000
+refused vocab "tokenizer.ggml.tokens: 1100 tokens, more than the 1024 rows of token_embd.weight (at byte " \
+    --resize tokenizer.ggml.tokens=1100 --resize tokenizer.ggml.token_type=1100
+
+# Tokens that are not strings: the tokenizer's problem, and nothing more.
+refused tokint "tokenizer.ggml.tokens: is ARRAY of INT32, expected ARRAY of STRING (at byte " \
+    --cast tokenizer.ggml.tokens=i32
+check "tokens not strings: one problem" [ "$(wc -l < "$tmp/tokint.out")" -eq 1 ]
+check "tokens not strings: no knock-on warning about token_embd" lacks "$tmp/tokint.err" "token_embd"
+
+refused drop "tensor 'blk.1.ffn_up.weight' is missing" --drop blk.1.ffn_up.weight
 run 0 drop-plain "$VERIFY" drop.gguf
-run 1 drop "$VERIFY" --model=qwen2 drop.gguf
-check "a missing tensor: named" is "$tmp/drop.out" "drop.gguf: FAILED: qwen2: tensor 'blk.1.ffn_up.weight' is missing"
+check "a missing tensor: one line" is "$tmp/drop.out" "drop.gguf: FAILED: qwen2: tensor 'blk.1.ffn_up.weight' is missing"
+refused noembd "tensor 'token_embd.weight' is missing" --drop token_embd.weight
 
-edited noembd --drop token_embd.weight
-run 1 noembd "$VERIFY" --model qwen2 noembd.gguf
-check "no token_embd: named" has "$tmp/noembd.out" "qwen2: tensor 'token_embd.weight' is missing"
-
-edited ff --set qwen2.feed_forward_length=256
-run 1 ff "$VERIFY" --model qwen2 ff.gguf
-check "feed_forward_length: ffn_gate shape" has "$tmp/ff.out" \
-    "qwen2: tensor 10 'blk.0.ffn_gate.weight' has shape [64, 128], expected [64, 256]"
+# Shapes: every dim printed, 1-D and 3-D alike.
+refused ff "tensor 'blk.0.ffn_gate.weight' has shape (64, 128), expected (64, 256) (at byte " \
+    --set qwen2.feed_forward_length=256
 check "feed_forward_length: ffn_down shape" has "$tmp/ff.out" \
-    "'blk.1.ffn_down.weight' has shape [128, 64], expected [256, 64]"
+    "'blk.1.ffn_down.weight' has shape (128, 64), expected (256, 64)"
 check "feed_forward_length: six tensors" [ "$(count "$tmp/ff.out" "has shape")" -eq 6 ]
-
-edited kv --set qwen2.attention.head_count_kv=4
-run 1 kv "$VERIFY" --model qwen2 kv.gguf
-check "head_count_kv: attn_k shape" has "$tmp/kv.out" "'blk.0.attn_k.weight' has shape [64, 32], expected [64, 64]"
-check "head_count_kv: attn_v bias shape" has "$tmp/kv.out" "'blk.1.attn_v.bias' has shape [32], expected [64]"
-
-edited heads --set qwen2.attention.head_count=5
-run 1 heads "$VERIFY" --model qwen2 heads.gguf
-check "head_count: not a divisor" has "$tmp/heads.out" "embedding_length 64 is not a multiple of head_count 5"
-
-edited nolayers --delete qwen2.block_count
-run 1 nolayers "$VERIFY" --model qwen2 nolayers.gguf
-check "a missing hyperparameter" has "$tmp/nolayers.out" "qwen2: key qwen2.block_count is missing"
-
-edited noeps --delete qwen2.attention.layer_norm_rms_epsilon
-run 1 noeps "$VERIFY" --model qwen2 noeps.gguf
-check "no epsilon" has "$tmp/noeps.out" "qwen2.attention.layer_norm_rms_epsilon is missing"
-
-edited tok --set tokenizer.ggml.bos_token_id=5000 --set tokenizer.ggml.eos_token_id=1024 \
+refused kv "tensor 'blk.0.attn_k.weight' has shape (64, 32), expected (64, 64)" \
+    --set qwen2.attention.head_count_kv=4
+check "head_count_kv: a 1-D shape in full" has "$tmp/kv.out" "'blk.1.attn_v.bias' has shape (32), expected (64)"
+refused shape3 "tensor 'blk.0.attn_q.weight' has shape (64, 32, 2), expected (64, 64)" \
+    --reshape blk.0.attn_q.weight=64x32x2
+refused heads "embedding length 64 is not a multiple of the head count 5" \
+    --set qwen2.attention.head_count=5
+refused nolayers "key 'qwen2.block_count' is missing" --delete qwen2.block_count
+refused noeps "key 'qwen2.attention.layer_norm_rms_epsilon' is missing" \
+    --delete qwen2.attention.layer_norm_rms_epsilon
+refused tok "tokenizer.ggml.bos_token_id: token id 5000 is out of range (vocabulary has 1024 tokens)" \
+    --set tokenizer.ggml.bos_token_id=5000 --set tokenizer.ggml.eos_token_id=1024 \
     --set tokenizer.ggml.padding_token_id=1023
-run 1 tok "$VERIFY" --model qwen2 tok.gguf
-check "bos outside the vocabulary" has "$tmp/tok.out" \
-    "qwen2: tokenizer.ggml.bos_token_id is 5000, outside the vocabulary of 1024 tokens"
-check "eos = n_vocab is outside" has "$tmp/tok.out" "tokenizer.ggml.eos_token_id is 1024, outside"
+check "eos = n_vocab is outside" has "$tmp/tok.out" "tokenizer.ggml.eos_token_id: token id 1024 is out of range"
 check "padding = n_vocab - 1 is inside" lacks "$tmp/tok.out" "padding_token_id"
-
-edited notok --delete tokenizer.ggml.tokens
-run 1 notok "$VERIFY" --model qwen2 notok.gguf
-check "no vocabulary" has "$tmp/notok.out" "qwen2: key tokenizer.ggml.tokens is missing"
-
-edited arch --set general.architecture=7
-run 1 arch "$VERIFY" --model qwen2 arch.gguf
-check "architecture not a string" has "$tmp/arch.out" "qwen2: general.architecture is not a string"
+refused notok "tokenizer.ggml.tokens: missing" --delete tokenizer.ggml.tokens
+refused arch "key 'general.architecture' has type UINT32, expected STRING" \
+    --set general.architecture=7
 run 1 notqwen "$VERIFY" --model qwen2 corpus/valid.gguf
-check "another architecture" has "$tmp/notqwen.out" "qwen2: general.architecture is 'llama', not qwen2"
+check "another architecture" is "$tmp/notqwen.out" \
+    "corpus/valid.gguf: FAILED: qwen2: architecture 'llama' is not supported (only qwen2) (at byte 24)"
+synth be.gguf --size tiny --type f32 --seed 13 --big-endian
+run 1 be-model "$VERIFY" --model qwen2 be.gguf
+check "big-endian: refused, as qwen-run refuses it" has "$tmp/be-model.out" \
+    "be.gguf: FAILED: qwen2: big-endian model files are not supported"
+run 2 be-run "$RUN" -m be.gguf --tokenize -p x
+check "big-endian: qwen-run's words" has "$tmp/be-run.err" "big-endian model files are not supported"
 
+# Problems of separate parts are all listed; qwen-run names the first.
+edited many --set qwen2.rope.freq_base=f32:0 --set tokenizer.ggml.eos_token_id=5000 \
+    --retype blk.1.ffn_up.weight=i32
+run 1 many "$VERIFY" --model qwen2 many.gguf
+check "three problems, three lines" [ "$(count "$tmp/many.out" "many.gguf: FAILED: qwen2: ")" -eq 3 ]
+check "... the key" has "$tmp/many.out" "'qwen2.rope.freq_base' is 0"
+check "... the tokenizer" has "$tmp/many.out" "eos_token_id: token id 5000"
+check "... the tensor" has "$tmp/many.out" "'blk.1.ffn_up.weight' has type I32"
+run 2 many-run "$RUN" -m many.gguf --tokenize -p x
+check "qwen-run: the first" [ "$(cat "$tmp/many-run.err")" = "qwen-run: $(sed -n 1p "$tmp/many.out" | sed 's/^many.gguf: FAILED: qwen2: //; s/^/many.gguf: /')" ]
+# A file that is not the model it claims: the list stops.
+edited cap --set qwen2.block_count=30
+run 1 cap "$VERIFY" --model qwen2 cap.gguf
+check "a cap on the problems listed" [ "$(count "$tmp/cap.out" "cap.gguf: FAILED: qwen2: ")" -eq 21 ]
+check "... said so" has "$tmp/cap.out" "cap.gguf: FAILED: qwen2: more problems, not listed"
+
+# What qwen-run accepts and llama.cpp does not: warnings, failures under --strict.
+edited ctx64ok --set qwen2.context_length=u64:32768 --set tokenizer.ggml.bos_token_id=u16:1021
+run 0 ctx64ok "$VERIFY" --model qwen2 ctx64ok.gguf
+check "a UINT64 context length: a warning" has "$tmp/ctx64ok.err" \
+    "gguf-verify: ctx64ok.gguf: warning: qwen2: key 'qwen2.context_length' has type UINT64; llama.cpp reads it as UINT32 only (at byte "
+check "a UINT16 token id: a warning" has "$tmp/ctx64ok.err" \
+    "tokenizer.ggml.bos_token_id: is UINT16; llama.cpp reads token ids as UINT32 only"
+run 1 ctx64ok-strict "$VERIFY" --strict --model qwen2 ctx64ok.gguf
+check "... a failure under --strict" has "$tmp/ctx64ok-strict.out" "has type UINT64; llama.cpp reads it as UINT32 only"
+run 0 ctx64ok-run "$RUN" -m ctx64ok.gguf --tokenize -p x
 edited one --set qwen2.block_count=1
 run 0 one "$VERIFY" --model qwen2 one.gguf
 check "unused tensors: a warning" has "$tmp/one.err" \
-    "warning: qwen2: tensor 13 'blk.1.attn_norm.weight' is not part of the architecture (nor are others)"
+    "warning: qwen2: tensor 13 'blk.1.attn_norm.weight' is not part of the qwen2 architecture (nor are 11 others)"
 run 1 one-strict "$VERIFY" --strict --model qwen2 one.gguf
 check "unused tensors --strict: FAILED" has "$tmp/one-strict.out" "one.gguf: FAILED: qwen2: tensor 13"
+run 0 one-run "$RUN" -m one.gguf --tokenize -p x
 
 # From a pipe: the same verdicts.
 cat ff.gguf | "$VERIFY" --model qwen2 >"$tmp/ff-pipe.out" 2>/dev/null
 check "from a pipe: the same shapes reported" [ "$(count "$tmp/ff-pipe.out" "has shape")" -eq 6 ]
+cat badmerge.gguf | "$VERIFY" --model qwen2 2>/dev/null | sed 's/^-: /badmerge.gguf: /' >"$tmp/badmerge-pipe.out"
+check "from a pipe: the same merges reported" same "$tmp/badmerge-pipe.out" "$tmp/badmerge.out"
 finish

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "gguf/gguf.h"
+#include "infer/model.h"
 #include "tools/cli.h"
 
 /* Files over 1 GB show progress on a terminal. */
@@ -68,8 +69,9 @@ static void usage(void)
         "      --allow-trailing  accept bytes after the data section\n"
         "      --strict          warnings are failures; with -c, so are malformed\n"
         "                        manifest lines\n"
-        "      --model=ARCH      also check that the model is complete and its\n"
-        "                        shapes consistent (ARCH: qwen2)\n"
+        "      --model=ARCH      also check that qwen-run can load the model, with\n"
+        "                        its loader's checks of keys, tensors and tokenizer;\n"
+        "                        warn of what llama.cpp refuses besides (ARCH: qwen2)\n"
         "  -a, --algo=ALGO       checksum algorithm for -w: xxh3 (default), xxh128,\n"
         "                        xxh64, crc32\n"
         "      --ignore-missing  with -c: skip listed files that do not exist\n"
@@ -201,6 +203,7 @@ struct vfile {
     int status;                 /* CLI_EXIT_* so far */
     int failed;                 /* problems reported */
     int warnings;
+    int model_problems;         /* problems --model found */
     /* hashes of the last pass */
     int passes;                 /* passes started (a stream allows one) */
     int hashed;                 /* the last pass succeeded: the digests are valid */
@@ -406,220 +409,41 @@ static void check_trailing(struct vfile *v)
                 (unsigned long long)padded);
 }
 
-/* --- --model qwen2 --------------------------------------------------------- */
+/* --- --model ----------------------------------------------------------------- */
 
-/* Reads a positive integer hyperparameter.  Returns 0 and *v, or -1 after
- * reporting (absent is a problem when required). */
-static int hparam(struct vfile *v, const char *key, uint64_t *val, int required)
+/* Problems a --model check lists before it stops: a file that is not the
+ * model at all would give one for every tensor. */
+#define MODEL_PROBLEMS_MAX 20
+
+/* Receives the findings of the loader's checks (qwen_model_check): a
+ * problem fails the file, a note is a llama.cpp warning, a resource
+ * failure is trouble.  Returns 1 to end the check. */
+static int model_finding(void *ctx, int kind, const gguf_error *e)
 {
-    gguf_error err;
-    int rc = gguf_kv_uint(v->f, key, val, &err);
-    if (rc == GGUF_E_NOT_FOUND) {
-        if (required) problem(v, "qwen2: key %s is missing", key);
-        return -1;
+    struct vfile *v = ctx;
+    if (kind == QWEN_LLAMA_NOTE) {
+        warning(v, "%s: %s", opt.model, reason(v, e));
+        return 0;
     }
-    if (rc) {
-        problem(v, "qwen2: key %s: %s", key, strstr(err.message, "has type") ?
-                strstr(err.message, "has type") : "not a non-negative integer");
-        return -1;
+    if (e->status == GGUF_E_NOMEM || e->status == GGUF_E_IO || e->status == GGUF_E_INVALID) {
+        trouble(v, e->message);
+        return 1;
     }
-    if (*val == 0) {
-        problem(v, "qwen2: key %s is 0", key);
-        return -1;
+    if (v->model_problems++ == MODEL_PROBLEMS_MAX) {
+        problem(v, "%s: more problems, not listed", opt.model);
+        return 1;
     }
+    problem(v, "%s: %s", opt.model, reason(v, e));
     return 0;
 }
 
-/* Checks that tensor `name` exists (when required) and has shape
- * [ne0, ne1] (ne1 0 for one dimension).  Marks it used. */
-static void expect_tensor(struct vfile *v, char *used, int required, uint64_t ne0, uint64_t ne1,
-                          const char *fmt, ...) CLI_PRINTF(6, 7);
-static void expect_tensor(struct vfile *v, char *used, int required, uint64_t ne0, uint64_t ne1,
-                          const char *fmt, ...)
+/* The model check of --model: the loader's and the tokenizer's own checks
+ * (infer/model.c, infer/tokenizer.c), so that a file passes exactly when
+ * qwen-run can load it; llama.cpp's stricter demands come back as notes. */
+static void check_model(struct vfile *v)
 {
-    char name[128], q[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof name, fmt, ap);
-    va_end(ap);
-    const gguf_tensor *t = gguf_tensor_find(v->f, name);
-    if (!t) {
-        if (required) problem(v, "qwen2: tensor '%s' is missing", name);
-        return;
-    }
-    uint64_t i = gguf_tensor_index(v->f, t);
-    used[i] = 1;
-    uint64_t want[4] = { ne0, ne1 ? ne1 : 1, 1, 1 };
-    if (memcmp(t->ne, want, sizeof want) != 0) {
-        char shape[128];
-        if (t->n_dims == 1) snprintf(shape, sizeof shape, "[%llu]", (unsigned long long)t->ne[0]);
-        else snprintf(shape, sizeof shape, "[%llu, %llu%s%s", (unsigned long long)t->ne[0],
-                      (unsigned long long)t->ne[1], t->n_dims > 2 ? ", ..." : "", "]");
-        if (ne1)
-            problem(v, "qwen2: tensor %llu %s has shape %s, expected [%llu, %llu]",
-                    (unsigned long long)i, tname(q, sizeof q, t), shape, (unsigned long long)ne0,
-                    (unsigned long long)ne1);
-        else
-            problem(v, "qwen2: tensor %llu %s has shape %s, expected [%llu]",
-                    (unsigned long long)i, tname(q, sizeof q, t), shape, (unsigned long long)ne0);
-    }
-}
-
-/* The qwen2 architecture as llama.cpp loads it: hyperparameters, every
- * tensor it requires with the shape it expects, token ids inside the
- * vocabulary.  Tensors it would not use are warnings (llama.cpp refuses a
- * file with tensors it does not create). */
-static void check_qwen2(struct vfile *v)
-{
-    gguf_file *f = v->f;
-    gguf_str arch;
-    char esc[128], q[256];
-    int rc = gguf_kv_str(f, "general.architecture", &arch, NULL);
-    if (rc == GGUF_E_NOT_FOUND) {
-        problem(v, "qwen2: key general.architecture is missing");
-        return;
-    }
-    if (rc) {
-        problem(v, "qwen2: general.architecture is not a string");
-        return;
-    }
-    if (arch.len != 5 || memcmp(arch.ptr, "qwen2", 5) != 0) {
-        cli_text_escape(esc, sizeof esc, arch.ptr, arch.len);
-        problem(v, "qwen2: general.architecture is '%s', not qwen2", esc);
-        return;
-    }
-    uint64_t n_layer, n_embd, n_ff, n_head, n_head_kv, n_ctx, head_k, head_v;
-    int bad = 0;
-    bad |= hparam(v, "qwen2.block_count", &n_layer, 1);
-    bad |= hparam(v, "qwen2.embedding_length", &n_embd, 1);
-    bad |= hparam(v, "qwen2.feed_forward_length", &n_ff, 1);
-    bad |= hparam(v, "qwen2.attention.head_count", &n_head, 1);
-    bad |= hparam(v, "qwen2.context_length", &n_ctx, 1);
-    if (gguf_kv_find(f, "qwen2.attention.head_count_kv")) {
-        bad |= hparam(v, "qwen2.attention.head_count_kv", &n_head_kv, 1);
-    } else if (!bad) {
-        n_head_kv = n_head;
-    }
-    float eps;
-    rc = gguf_kv_f32(f, "qwen2.attention.layer_norm_rms_epsilon", &eps, NULL);
-    const char *eps_key = "qwen2.attention.layer_norm_rms_epsilon";
-    if (rc == GGUF_E_NOT_FOUND) problem(v, "qwen2: key %s is missing", eps_key);
-    else if (rc) problem(v, "qwen2: key %s is not FLOAT32", eps_key);
-    else if (!(eps > 0)) problem(v, "qwen2: %s is not positive", eps_key);
-
-    const gguf_value *tokens = NULL;
-    uint64_t n_vocab = 0;
-    rc = gguf_kv_array(f, "tokenizer.ggml.tokens", GGUF_VT_STRING, &tokens, NULL);
-    if (rc == GGUF_E_NOT_FOUND) problem(v, "qwen2: key tokenizer.ggml.tokens is missing");
-    else if (rc) problem(v, "qwen2: tokenizer.ggml.tokens is not an array of strings");
-    else if (tokens->count == 0) problem(v, "qwen2: tokenizer.ggml.tokens is empty");
-    else n_vocab = tokens->count;
-
-    /* Token ids: every tokenizer.ggml.*_token_id. */
-    uint64_t n_kv = gguf_kv_count(f);
-    for (uint64_t i = 0; i < n_kv && n_vocab; i++) {
-        const gguf_kv *kv = gguf_kv_at(f, i);
-        static const char pre[] = "tokenizer.ggml.", suf[] = "_token_id";
-        size_t np = sizeof pre - 1, ns = sizeof suf - 1;
-        if (kv->key.len <= np + ns || memcmp(kv->key.ptr, pre, np) != 0 ||
-            memcmp(kv->key.ptr + kv->key.len - ns, suf, ns) != 0)
-            continue;
-        cli_text_escape(esc, sizeof esc, kv->key.ptr, kv->key.len);
-        const gguf_value *val = &kv->value;
-        int64_t s = 0;
-        uint64_t u = 0;
-        int neg = 0;
-        switch (val->type) {
-        case GGUF_VT_UINT8: u = val->v.u8; break;
-        case GGUF_VT_UINT16: u = val->v.u16; break;
-        case GGUF_VT_UINT32: u = val->v.u32; break;
-        case GGUF_VT_UINT64: u = val->v.u64; break;
-        case GGUF_VT_INT8: s = val->v.i8; goto sgn;
-        case GGUF_VT_INT16: s = val->v.i16; goto sgn;
-        case GGUF_VT_INT32: s = val->v.i32; goto sgn;
-        case GGUF_VT_INT64: s = val->v.i64;
-        sgn:
-            if (s < 0) neg = 1;
-            else u = (uint64_t)s;
-            break;
-        default:
-            problem(v, "qwen2: %s has type %s, not an integer", esc, gguf_vtype_name(val->type));
-            continue;
-        }
-        if (neg)
-            problem(v, "qwen2: %s is %lld, not a token id", esc, (long long)s);
-        else if (u >= n_vocab)
-            problem(v, "qwen2: %s is %llu, outside the vocabulary of %llu tokens", esc,
-                    (unsigned long long)u, (unsigned long long)n_vocab);
-    }
-    if (bad) return;
-    if (n_embd % n_head) {
-        problem(v, "qwen2: embedding_length %llu is not a multiple of head_count %llu",
-                (unsigned long long)n_embd, (unsigned long long)n_head);
-        return;
-    }
-    if (n_head % n_head_kv) {
-        problem(v, "qwen2: head_count %llu is not a multiple of head_count_kv %llu",
-                (unsigned long long)n_head, (unsigned long long)n_head_kv);
-        return;
-    }
-    head_k = head_v = n_embd / n_head;
-    if (gguf_kv_find(f, "qwen2.attention.key_length") &&
-        hparam(v, "qwen2.attention.key_length", &head_k, 1))
-        return;
-    if (gguf_kv_find(f, "qwen2.attention.value_length") &&
-        hparam(v, "qwen2.attention.value_length", &head_v, 1))
-        return;
-    if (n_layer > 100000) {
-        problem(v, "qwen2: block_count %llu is not plausible", (unsigned long long)n_layer);
-        return;
-    }
-    uint64_t n_k = head_k * n_head_kv, n_v = head_v * n_head_kv;
-
-    uint64_t n = gguf_tensor_count(f);
-    char *used = calloc((size_t)(n ? n : 1), 1);
-    if (!used) {
-        trouble(v, "out of memory");
-        return;
-    }
-    if (n_vocab) expect_tensor(v, used, 1, n_embd, n_vocab, "token_embd.weight");
-    expect_tensor(v, used, 1, n_embd, 0, "output_norm.weight");
-    if (n_vocab) {
-        expect_tensor(v, used, 0, n_embd, n_vocab, "output.weight");
-        expect_tensor(v, used, 0, n_vocab, 0, "output.bias");
-    }
-    for (uint64_t l = 0; l < n_layer; l++) {
-        unsigned long long L = (unsigned long long)l;
-        char qkv[64];
-        snprintf(qkv, sizeof qkv, "blk.%llu.attn_qkv.weight", L);
-        expect_tensor(v, used, 1, n_embd, 0, "blk.%llu.attn_norm.weight", L);
-        if (gguf_tensor_find(f, qkv)) {
-            expect_tensor(v, used, 1, n_embd, n_embd + n_k + n_v, "blk.%llu.attn_qkv.weight", L);
-            expect_tensor(v, used, 0, n_embd + n_k + n_v, 0, "blk.%llu.attn_qkv.bias", L);
-        } else {
-            expect_tensor(v, used, 1, n_embd, n_embd, "blk.%llu.attn_q.weight", L);
-            expect_tensor(v, used, 1, n_embd, n_k, "blk.%llu.attn_k.weight", L);
-            expect_tensor(v, used, 1, n_embd, n_v, "blk.%llu.attn_v.weight", L);
-            expect_tensor(v, used, 0, n_embd, 0, "blk.%llu.attn_q.bias", L);
-            expect_tensor(v, used, 0, n_k, 0, "blk.%llu.attn_k.bias", L);
-            expect_tensor(v, used, 0, n_v, 0, "blk.%llu.attn_v.bias", L);
-        }
-        expect_tensor(v, used, 1, n_embd, n_embd, "blk.%llu.attn_output.weight", L);
-        expect_tensor(v, used, 1, n_embd, 0, "blk.%llu.ffn_norm.weight", L);
-        expect_tensor(v, used, 1, n_embd, n_ff, "blk.%llu.ffn_gate.weight", L);
-        expect_tensor(v, used, 1, n_ff, n_embd, "blk.%llu.ffn_down.weight", L);
-        expect_tensor(v, used, 1, n_embd, n_ff, "blk.%llu.ffn_up.weight", L);
-        if (v->failed > 20) break;      /* a wrong file: enough said */
-    }
-    uint64_t unused = 0, first = 0;
-    for (uint64_t i = 0; i < n; i++)
-        if (!used[i] && unused++ == 0) first = i;
-    if (unused)
-        warning(v, "qwen2: tensor %llu %s is not part of the architecture%s; llama.cpp refuses "
-                "files with tensors it does not use", (unsigned long long)first,
-                tname(q, sizeof q, gguf_tensor_at(f, first)),
-                unused > 1 ? " (nor are others)" : "");
-    free(used);
+    qwen_check c = { model_finding, v, NULL, GGUF_OK, 0 };
+    qwen_model_check(v->f, &c);
 }
 
 /* --- embedded checksums ------------------------------------------------------ */
@@ -683,7 +507,7 @@ static uint64_t verify_open_file(struct vfile *v, int hash_algo, int embedded_to
     const gguf_value *arr = NULL;
     uint64_t matched = 0, n = gguf_tensor_count(v->f);
     check_warnings(v);
-    if (opt.model) check_qwen2(v);
+    if (opt.model) check_model(v);
     int emb = embedded_too ? embedded(v, &arr) : 0;
     if (emb > 0 && hash_algo != GGUF_HASH_XXH3) {
         if (is_stream(v->f)) {

@@ -15,7 +15,8 @@ gguf_requant_LDADD = tools/libcli.la gguf/libgguf.la -lm
 
 bin_PROGRAMS += gguf-verify
 gguf_verify_SOURCES = tools/gguf-verify.c
-gguf_verify_LDADD = tools/libcli.la gguf/libgguf.la -lm
+gguf_verify_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm
+gguf_verify_LDFLAGS = $(OPENMP_CFLAGS)
 
 bin_PROGRAMS += qwen-run
 qwen_run_SOURCES = tools/qwen-run.c

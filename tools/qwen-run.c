@@ -131,9 +131,13 @@ static void usage(void)
         "  -h, --help              show this help and exit\n"
         "  -V, --version           show the version and exit\n"
         "\n"
+        "Input is read only as far as it could fit the context (-c): past the\n"
+        "context's tokens times the longest token's bytes it is refused at once.\n"
+        "Logits that are NaN or infinite (damaged weights) stop the run.\n"
+        "\n"
         "Exit status: 0 success, 2 trouble (usage, a file that cannot be read, a\n"
-        "model that cannot be used, a prompt longer than the context), 130 when\n"
-        "interrupted by SIGINT.\n",
+        "model that cannot be used, a prompt longer than the context, NaN or\n"
+        "infinite logits), 130 when interrupted by SIGINT.\n",
         cli_prog, DEFAULT_CTX);
 }
 
@@ -298,14 +302,21 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Reads all of fd into a new buffer (*buf, *len; NUL-terminated).  Returns
- * 0, or -1 with errno set. */
-static int read_all(int fd, char **buf, size_t *len)
+/* Reads all of fd into a new buffer (*buf, *len; NUL-terminated), but
+ * stops once more than max bytes have come: a prompt that long cannot fit
+ * the context, and an endless input (/dev/zero, `yes`) must not take all
+ * memory first.  Returns 0; -1 with errno set; -2 when the input is longer
+ * than max (nothing stored). */
+static int read_all(int fd, size_t max, char **buf, size_t *len)
 {
     size_t cap = 4096, n = 0;
     char *b = malloc(cap);
     if (!b) return -1;
     for (;;) {
+        if (n > max) {
+            free(b);
+            return -2;
+        }
         if (cap - n < 2) {
             char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(b, cap * 2);
             if (!nb) {
@@ -331,6 +342,40 @@ static int read_all(int fd, char **buf, size_t *len)
     *buf = b;
     *len = n;
     return 0;
+}
+
+/* Reads one line of `in` into *buf (capacity *cap, grown as needed) without
+ * its line feed, storing its length in *len; a line longer than max bytes
+ * is not read to its end.  Returns 1 for a line, 0 at the end of input, -1
+ * for a read error (errno set) or out of memory, -2 for a line longer than
+ * max. */
+static int read_line(FILE *in, size_t max, char **buf, size_t *cap, size_t *len)
+{
+    size_t n = 0;
+    int ch = EOF;
+    while ((ch = getc_unlocked(in)) != EOF && ch != '\n') {
+        if (n >= max) return -2;
+        if (n + 1 >= *cap) {
+            size_t nc = *cap ? *cap * 2 : 256;
+            char *nb = nc < *cap ? NULL : realloc(*buf, nc);
+            if (!nb) {
+                errno = ENOMEM;
+                return -1;
+            }
+            *buf = nb;
+            *cap = nc;
+        }
+        (*buf)[n++] = (char)ch;
+    }
+    if (ch == EOF && ferror(in)) return -1;
+    if (ch == EOF && n == 0) return 0;
+    if (!*buf && !(*buf = malloc(*cap = 1))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    (*buf)[n] = 0;
+    *len = n;
+    return 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -439,11 +484,6 @@ static int load(struct run *R)
         return CLI_EXIT_TROUBLE;
     }
     const qwen_config *c = &R->model->config;
-    if (qwen_tokenizer_n_vocab(R->tok) > (int32_t)c->n_vocab) {
-        cli_error(opt.model, "the vocabulary has %" PRId32 " tokens, the model only %" PRIu32,
-                  qwen_tokenizer_n_vocab(R->tok), c->n_vocab);
-        return CLI_EXIT_TROUBLE;
-    }
     uint32_t n_ctx = opt.n_ctx ? (uint32_t)opt.n_ctx
                                : (c->n_ctx_train < DEFAULT_CTX ? c->n_ctx_train : DEFAULT_CTX);
     if (n_ctx > c->n_ctx_train) {
@@ -473,6 +513,28 @@ static int load(struct run *R)
         return CLI_EXIT_TROUBLE;
     }
     R->load_s = now() - t0;
+    return 0;
+}
+
+/* Checks the logits of the last step (after the prompt when n_gen is 0,
+ * else after generated token n_gen) and reports NaN or Inf: sampling from
+ * them would print a token, "!" (id 0) for NaN, for ever, from a model
+ * whose weights are damaged.  One pass over the vocabulary a step, small
+ * beside the step itself.  Returns 1 after reporting, else 0. */
+static int bad_logits(const struct run *R, uint64_t n_gen)
+{
+    const float *logits = qwen_state_logits(R->state);
+    int32_t n = (int32_t)R->model->config.n_vocab;
+    for (int32_t i = 0; i < n; i++) {
+        if (isfinite(logits[i])) continue;
+        char step[48];
+        if (n_gen) snprintf(step, sizeof step, "generated token %" PRIu64, n_gen);
+        else snprintf(step, sizeof step, "the prompt prefill");
+        cli_error(opt.model, "the logits after %s are not finite (token %" PRId32 ": %s); the "
+                  "model's weights hold NaN or Inf, or overflow", step, i,
+                  isnan(logits[i]) ? "NaN" : logits[i] > 0 ? "+Inf" : "-Inf");
+        return 1;
+    }
     return 0;
 }
 
@@ -527,6 +589,10 @@ static int converse(struct run *R, const char *text, size_t len, struct reply *r
     R->prompt_tokens += ids.n;
 
     int32_t n_vocab = (int32_t)R->model->config.n_vocab;
+    if (bad_logits(R, 0)) {
+        status = CLI_EXIT_TROUBLE;
+        goto done;
+    }
     if (opt.mode == MODE_LOGITS) {
         if (print_top_logits(qwen_state_logits(R->state), n_vocab, opt.n_logits)) {
             cli_error(opt.model, "out of memory");
@@ -574,6 +640,10 @@ static int converse(struct run *R, const char *text, size_t len, struct reply *r
         if (qwen_state_pos(R->state) >= R->n_ctx) break; /* the context is full */
         if (qwen_forward(R->state, &id, 1, &err) != GGUF_OK) {
             cli_message(err.message);
+            status = CLI_EXIT_TROUBLE;
+            break;
+        }
+        if (bad_logits(R, n_gen)) {
             status = CLI_EXIT_TROUBLE;
             break;
         }
@@ -626,6 +696,28 @@ static void print_stats(const struct run *R)
             R->gen_s > 0 ? (double)R->gen_tokens / R->gen_s : 0.0);
 }
 
+/* The most bytes of input that can fit the context: every token stands
+ * for at most qwen_tokenizer_max_bytes() bytes, so B bytes give at least
+ * B / max_bytes tokens (and the chat template adds more). */
+static size_t input_limit(const struct run *R)
+{
+    size_t longest = qwen_tokenizer_max_bytes(R->tok);
+    if (longest == 0) longest = 1;
+    if (longest > (SIZE_MAX - 2) / R->n_ctx) return SIZE_MAX - 2;
+    return (size_t)R->n_ctx * longest;
+}
+
+/* Reports input (line `line` of it with --each-line, else 0) that is
+ * longer than limit bytes. */
+static void too_long(const struct run *R, const char *name, uint64_t line, size_t limit)
+{
+    char where[48] = "";
+    if (line) snprintf(where, sizeof where, "line %" PRIu64 ": ", line);
+    cli_error(name, "%sover %zu bytes of input cannot fit the context of %" PRIu32 " tokens "
+              "(no token is longer than %zu bytes; see -c)", where, limit, R->n_ctx,
+              qwen_tokenizer_max_bytes(R->tok));
+}
+
 int main(int argc, char **argv)
 {
     cli_set_prog("qwen-run");
@@ -638,10 +730,13 @@ int main(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL); /* no SA_RESTART: a blocked read returns */
 
-    /* Read the whole input first (not for --each-line), so that an
-     * unreadable file is reported before the model is loaded. */
+    /* Open -f before loading the model, so that a missing file is reported
+     * at once; read the input after it, since how much of it can be used
+     * depends on the context and the vocabulary (input_limit). */
     char *input = NULL;
     size_t in_len = 0;
+    int in_fd = -1;
+    const char *in_name = NULL;
     if (opt.prompt) {
         in_len = strlen(opt.prompt);
         input = malloc(in_len + 1);
@@ -651,18 +746,15 @@ int main(int argc, char **argv)
         }
         memcpy(input, opt.prompt, in_len + 1);
     } else if (opt.file) {
-        int fd = strcmp(opt.file, "-") == 0 ? 0 : open(opt.file, O_RDONLY);
-        if (fd < 0 || read_all(fd, &input, &in_len) != 0) {
+        in_name = opt.file;
+        in_fd = strcmp(opt.file, "-") == 0 ? 0 : open(opt.file, O_RDONLY);
+        if (in_fd < 0) {
             cli_error(opt.file, "%s", strerror(errno));
             return CLI_EXIT_TROUBLE;
         }
-        if (fd > 0) close(fd);
     } else if (!opt.each_line) {
-        if (read_all(0, &input, &in_len) != 0) {
-            cli_error("-", "%s", strerror(errno));
-            return CLI_EXIT_TROUBLE;
-        }
-        if (in_len > 0 && input[in_len - 1] == '\n') input[--in_len] = 0;
+        in_name = "-";
+        in_fd = 0;
     }
 
     struct run R;
@@ -671,6 +763,26 @@ int main(int argc, char **argv)
     memset(&rep, 0, sizeof rep);
     status = load(&R);
     if (status) goto out;
+    size_t limit = input_limit(&R);
+
+    if (in_fd >= 0) {
+        /* Standard input without -f drops one final newline, which may be
+         * the byte past the limit. */
+        int drop_nl = !opt.file;
+        int rc = read_all(in_fd, limit + (size_t)drop_nl, &input, &in_len);
+        if (in_fd > 0) close(in_fd);
+        if (rc == -1) {
+            cli_error(in_name, "%s", strerror(errno));
+            status = CLI_EXIT_TROUBLE;
+            goto out;
+        }
+        if (drop_nl && rc == 0 && in_len > 0 && input[in_len - 1] == '\n') input[--in_len] = 0;
+        if (rc == -2 || in_len > limit) {
+            too_long(&R, in_name, 0, limit);
+            status = CLI_EXIT_TROUBLE;
+            goto out;
+        }
+    }
 
     if (!opt.each_line) {
         if (in_len > 0 || opt.mode == MODE_TOKENIZE) {
@@ -679,16 +791,20 @@ int main(int argc, char **argv)
         }
     } else {
         char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        while (!interrupted && !cli_out_failed(out) && (n = getline(&line, &cap, stdin)) >= 0) {
-            size_t len = (size_t)n;
-            if (len > 0 && line[len - 1] == '\n') len--;
+        size_t cap = 0, len = 0;
+        uint64_t line_no = 0;
+        int rc = 0;
+        while (!interrupted && !cli_out_failed(out) &&
+               (rc = read_line(stdin, limit, &line, &cap, &len)) > 0) {
+            line_no++;
             status = converse(&R, line, len, &rep);
             if (status) break;
             finish_reply(line, len, &rep);
         }
-        if (!status && ferror(stdin) && !interrupted) {
+        if (!status && rc == -2) {
+            too_long(&R, "-", line_no + 1, limit);
+            status = CLI_EXIT_TROUBLE;
+        } else if (!status && rc == -1 && !interrupted) {
             cli_error("-", "%s", strerror(errno));
             status = CLI_EXIT_TROUBLE;
         }
