@@ -55,7 +55,7 @@ run 0 q4_2 "$VERIFY" q4_2.gguf
 check "removed type: warned" has "$tmp/q4_2.err" "tensor 1 'blk.0.q8_': type Q4_2 was removed from ggml"
 
 # --- --model qwen2 -----------------------------------------------------------------
-RUN=$top_builddir/qwen-run
+RUN=$(tool qwen-run)
 need_exec "$RUN"
 
 # accepted FILE: FILE passes --model with nothing said, and qwen-run loads it
