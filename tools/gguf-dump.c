@@ -17,6 +17,7 @@
 #include "gguf/gguf.h"
 #include "quant/quant.h"
 #include "tools/cli.h"
+#include "tools/guard.h"
 
 /* How many elements of an array the text view shows without --full. */
 #define PREVIEW_ELEMENTS 8
@@ -1616,7 +1617,7 @@ static int dump_files(char **files, int n_files, const struct options *o)
         /* --values and --stats read tensor data: from a stream, in offset
          * order after the header. */
         unsigned flags = o->n_values || o->stats ? GGUF_OPEN_SEQUENTIAL : 0;
-        int rc = gguf_open(&f, files[i], NULL, flags, &err);
+        int rc = guard_open(&f, files[i], NULL, flags, &err);
         if (json_array && i) cli_out_str(out, ",\n");   /* failures get an entry too */
         if (rc != GGUF_OK) {
             if (!err.message[0])
@@ -1647,7 +1648,7 @@ static int dump_files(char **files, int n_files, const struct options *o)
             if (dumped) cli_out_putc(out, '\n');
             dump_text(f, o);
         }
-        gguf_close(f);
+        guard_close(f);
         dumped++;
     }
     if (json_array) cli_out_str(out, "\n]\n");
@@ -1658,6 +1659,7 @@ int main(int argc, char **argv)
 {
     struct options o = { 0 };
     cli_set_prog("gguf-dump");
+    guard_init();
     o.keys = calloc((size_t)argc, sizeof *o.keys);  /* at most one -k per argument */
     o.values = calloc((size_t)argc, sizeof *o.values);
     if (!o.keys || !o.values) {

@@ -28,6 +28,7 @@
 #include "infer/sampler.h"
 #include "infer/tokenizer.h"
 #include "tools/cli.h"
+#include "tools/guard.h"
 
 /* The default context: enough for a long chat, small enough for little memory. */
 #define DEFAULT_CTX 4096u
@@ -430,7 +431,10 @@ static int load(struct run *R)
 {
     gguf_error err = {0};
     double t0 = now();
-    if (qwen_model_open(&R->model, opt.model, &err) != GGUF_OK) {
+    guard_input_begin(opt.model, NULL);
+    int rc = qwen_model_open(&R->model, opt.model, &err);
+    guard_input_end(rc == GGUF_OK ? R->model->file : NULL);
+    if (rc != GGUF_OK) {
         cli_message(err.message);
         return CLI_EXIT_TROUBLE;
     }
@@ -629,6 +633,7 @@ static void print_stats(const struct run *R)
 int main(int argc, char **argv)
 {
     cli_set_prog("qwen-run");
+    guard_init();
     int status = parse_options(argc, argv);
     if (status >= 0) return status;
 
@@ -702,6 +707,7 @@ out:
     qwen_sampler_free(R.sampler);
     qwen_state_free(R.state);
     qwen_tokenizer_free(R.tok);
+    if (R.model) guard_input_forget(R.model->file);
     qwen_model_close(R.model);
     int wst = cli_out_close(out);
     if (status) return status;
