@@ -180,3 +180,15 @@ tests_qwen_run_check_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -
 tests_qwen_run_check_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/test-qwen-run.sh tests/test-qwen-run-real.sh
 EXTRA_DIST += tests/test-qwen-run.sh tests/test-qwen-run-real.sh
+
+# --- faults: a shim (LD_PRELOAD) that injects failed and short writes,
+# signals, O_TMPFILE refusals and truncation of a mapped input into the
+# tools; the tests that use it.  The shim is built without sanitizers: a
+# sanitized tool brings its own runtime, which the test preloads first. ---
+check_LTLIBRARIES += tests/libfault.la
+tests_libfault_la_SOURCES = tests/fault.c
+tests_libfault_la_CFLAGS = $(WARN_CFLAGS)
+tests_libfault_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+tests_libfault_la_LIBADD = -ldl
+TESTS += tests/test-sigbus.sh tests/test-fault.sh
+EXTRA_DIST += tests/test-sigbus.sh tests/test-fault.sh tests/test-fault-common.sh

@@ -1650,6 +1650,9 @@ static int dump_files(char **files, int n_files, const struct options *o)
         }
         guard_close(f);
         dumped++;
+        /* Out before the next file is mapped: a mapping that shrinks ends
+         * the process, and should not take the files before it along. */
+        cli_out_flush(out);
     }
     if (json_array) cli_out_str(out, "\n]\n");
     return status;

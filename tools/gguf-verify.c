@@ -1478,6 +1478,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < n_files && !cli_out_failed(out); i++) {
             int st = verify_one(files[i]);
             if (st > status) status = st;
+            /* Out before the next file is mapped: a mapping that shrinks
+             * ends the process, and should not take the files before it
+             * along. */
+            cli_out_flush(out);
         }
         break;
     }

@@ -6,11 +6,12 @@
  * and the handlers read the publishing field with an acquire load, so
  * that a handler never sees half a record.  Everything a handler calls is
  * async-signal-safe (stat, fstat, write, unlink, sigaction, raise, _exit,
- * pause). */
+ * pause, pthread_self, pthread_kill). */
 #include <config.h>
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -46,12 +47,12 @@ static struct input *opening;   /* between guard_input_begin and _end */
 /* The temporary output's name while it exists and has one. */
 static char temp_name[PATH_MAX + 256];
 static int temp_set;
-/* While the writer opens: 1, and a fatal signal that came meanwhile. */
-static int output_opening;
-static int deferred_signal;
 
 static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
 #define N_FATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+static sigset_t fatal_set;
+/* The thread that runs main(), which handles the fatal signals. */
+static pthread_t main_thread;
 
 static int load(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static void store(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
@@ -87,6 +88,17 @@ static uint64_t current_size(const struct input *in)
     return rc == 0 ? (uint64_t)st.st_size : UINT64_MAX;
 }
 
+/* Restores the default action of sig and raises it: the process dies of
+ * it at once, or in a handler (where sig is blocked) when that returns. */
+static void die_of(int sig)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(sig, &sa, NULL);
+    raise(sig);
+}
+
 static void on_sigbus(int sig, siginfo_t *si, void *uctx)
 {
     (void)uctx;
@@ -98,12 +110,9 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx)
     const struct input *in = si->si_code > 0 ? input_at((uintptr_t)si->si_addr) : NULL;
     remove_temp();
     if (!in) {
-        /* Not ours: returning re-runs the access, which now meets the
-         * default action (a core dump where enabled). */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = SIG_DFL;
-        sigaction(sig, &sa, NULL);
+        /* Not ours: the default action (a core dump where enabled), as
+         * soon as the handler returns and unblocks the signal. */
+        die_of(sig);
         return;
     }
     char msg[2048];
@@ -121,6 +130,9 @@ static void on_sigbus(int sig, siginfo_t *si, void *uctx)
 
 void guard_init(void)
 {
+    main_thread = pthread_self();
+    sigemptyset(&fatal_set);
+    for (size_t i = 0; i < N_FATAL; i++) sigaddset(&fatal_set, fatal_signals[i]);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigbus;
@@ -206,36 +218,31 @@ int guard_report_shrunk_input(const gguf_error *err)
 
 /* --- outputs -------------------------------------------------------------- */
 
-/* Removes the temporary output and dies of the same signal; while the
- * writer is opening, only notes the signal for guard_output_open(). */
+/* Removes the temporary output and dies of the same signal, on the main
+ * thread.  The main thread holds the signals back while it creates the
+ * temporary file (guard_output_open) and while the writer gives an
+ * unnamed file a hidden name before renaming it (gguf_writer_finish);
+ * only the main thread knows when, so a signal that another thread takes
+ * (an OpenMP worker) is sent on to the main thread, to wait there. */
 static void on_fatal_signal(int sig)
 {
-    if (load(&output_opening)) {
-        store(&deferred_signal, sig);
+    if (!pthread_equal(pthread_self(), main_thread)) {
+        pthread_kill(main_thread, sig);
         return;
     }
     remove_temp();
-    /* Still blocked in this handler: delivered, now with the default
-     * action, when it returns. */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigaction(sig, &sa, NULL);
-    raise(sig);
+    die_of(sig);
 }
 
 void guard_output_catch(void)
 {
-    sigset_t set;
-    sigemptyset(&set);
-    for (size_t i = 0; i < N_FATAL; i++) sigaddset(&set, fatal_signals[i]);
     for (size_t i = 0; i < N_FATAL; i++) {
         struct sigaction old, sa;
         if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal_signal;
-        sa.sa_mask = set;
-        /* A signal noted while the writer opens must not fail its calls. */
+        sa.sa_mask = fatal_set;
+        /* A worker's calls go on after it passes the signal on. */
         sa.sa_flags = SA_RESTART;
         sigaction(fatal_signals[i], &sa, NULL);
     }
@@ -243,21 +250,16 @@ void guard_output_catch(void)
 
 int guard_output_open(gguf_writer *w, const char *path, gguf_error *err)
 {
-    store(&output_opening, 1);
+    /* Held back until the handler knows the name. */
+    sigset_t old;
+    pthread_sigmask(SIG_BLOCK, &fatal_set, &old);
     int rc = gguf_writer_open(w, path, err);
     const char *tmp = rc == GGUF_OK ? gguf_writer_temp_path(w) : NULL;
     if (tmp && strlen(tmp) < sizeof temp_name) {
         memcpy(temp_name, tmp, strlen(tmp) + 1);
         store(&temp_set, 1);
     }
-    store(&output_opening, 0);
-    int sig = load(&deferred_signal);
-    if (sig) {
-        /* The handler can act now that it knows the name. */
-        remove_temp();
-        signal(sig, SIG_DFL);
-        raise(sig);
-    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 

@@ -25,10 +25,12 @@
  * the named case guard_output_catch() installs handlers for the signals
  * that end a process (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ;
  * not those ignored when the program started, as under nohup) that remove
- * the temporary file and die of the same signal; guard_output_open() and
- * guard_output_free() keep the handlers informed of its name.
+ * the temporary file and die of the same signal, on the main thread;
+ * guard_output_open() and guard_output_free() keep the handlers informed
+ * of its name.
  *
- * All functions are for the main thread; the handlers run on any thread.
+ * All functions are for the main thread (guard_init() records which one
+ * that is); the handlers run on any thread.
  */
 #ifndef TOOLS_GUARD_H
 #define TOOLS_GUARD_H
@@ -77,8 +79,8 @@ void guard_output_catch(void);
 
 /* gguf_writer_open(w, path, err), with the temporary file's name (when it
  * has one) handed to the signal handlers before any signal can act on it:
- * a signal that arrives while the writer opens waits until the name is
- * known.  Returns what gguf_writer_open() returns. */
+ * the fatal signals are held back meanwhile.  Returns what
+ * gguf_writer_open() returns. */
 int guard_output_open(gguf_writer *w, const char *path, gguf_error *err);
 
 /* gguf_writer_finish(w, err); the handlers forget the name once the file is
