@@ -62,6 +62,8 @@ static struct config {
 
 static long counted;
 
+extern char **environ;
+
 static int errno_named(const char *s)
 {
     static const struct { const char *name; int value; } names[] = {
@@ -74,10 +76,16 @@ static int errno_named(const char *s)
     return 0;
 }
 
-/* Reads the configuration once; an unknown value is a broken test. */
+/* Reads the configuration once; an unknown value is a broken test.  Not
+ * before the environment is there: a sanitizer runtime loaded first calls
+ * the shim while it starts, before the C library has set environ up. */
 static void configure(void)
 {
     if (__atomic_load_n(&cfg.ready, __ATOMIC_ACQUIRE)) return;
+    if (!environ || !*environ) {
+        cfg.op = OP_NONE;
+        return;
+    }
     const char *s = getenv("FAULT_OP");
     cfg.op = OP_NONE;
     if (!s || strcmp(s, "write") == 0) cfg.op = OP_WRITE;
@@ -279,9 +287,9 @@ int rename(const char *old, const char *new)
 /* Whether a mapping of fd is one that FAULT_OP=mmap counts. */
 static int counts_mmap(int fd)
 {
-    configure();
     struct stat st, want;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    configure();
     if (!cfg.truncate_path) return 1;
     return stat(cfg.truncate_path, &want) == 0 && want.st_dev == st.st_dev &&
            want.st_ino == st.st_ino;
@@ -321,9 +329,10 @@ void *mmap64(void *p, size_t n, int prot, int flags, int fd, off_t off)
 
 static int refuse_tmpfile(int flags)
 {
-    configure();
 #ifdef O_TMPFILE
-    if (cfg.tmpfile_errno && (flags & O_TMPFILE) == O_TMPFILE) {
+    if ((flags & O_TMPFILE) != O_TMPFILE) return 0;
+    configure();
+    if (cfg.tmpfile_errno) {
         note("O_TMPFILE refused", 0);
         errno = cfg.tmpfile_errno;
         return 1;

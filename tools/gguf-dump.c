@@ -79,8 +79,9 @@ static void usage(void)
         "  -V, --version         show the version and exit\n"
         "\n"
         "Exit status: 0 success, 1 a key given with -k is absent, 2 trouble\n"
-        "(an invalid or unreadable file, a usage error, a write error, a tensor\n"
-        "of --values that is absent, or data that cannot be dequantized).\n",
+        "(an invalid or unreadable file, a file that shrinks while it is read, a\n"
+        "usage error, a write error, a tensor of --values that is absent, or data\n"
+        "that cannot be dequantized).\n",
         cli_prog);
 }
 

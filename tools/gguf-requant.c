@@ -115,7 +115,8 @@ static void usage(void)
         "on tensor names ('blk.*.ffn_down.weight').\n"
         "\n"
         "Exit status: 0 success, 2 trouble (usage, an unreadable or invalid input,\n"
-        "an output that cannot be written, a --strict violation).\n",
+        "an input that shrinks while it is read, an output that cannot be written,\n"
+        "a --strict violation).  No output is left behind on trouble.\n",
         cli_prog);
 }
 

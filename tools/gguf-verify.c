@@ -87,7 +87,8 @@ static void usage(void)
         "-H2, -H1) and zlib's crc32 for the same bytes.\n"
         "\n"
         "Exit status: 0 all OK, 1 a file is invalid or a checksum differs,\n"
-        "2 trouble (usage, a file that cannot be read, out of memory).\n",
+        "2 trouble (usage, a file that cannot be read or shrinks while it is read,\n"
+        "out of memory).\n",
         cli_prog, cli_prog, cli_prog, cli_prog);
 }
 

@@ -132,9 +132,9 @@ static void usage(void)
         "  -h, --help              show this help and exit\n"
         "  -V, --version           show the version and exit\n"
         "\n"
-        "Exit status: 0 success, 2 trouble (usage, a file that cannot be read, a\n"
-        "model that cannot be used, a prompt longer than the context), 130 when\n"
-        "interrupted by SIGINT.\n",
+        "Exit status: 0 success, 2 trouble (usage, a file that cannot be read or\n"
+        "shrinks while it is read, a model that cannot be used, a prompt longer\n"
+        "than the context), 130 when interrupted by SIGINT.\n",
         cli_prog, DEFAULT_CTX);
 }
 
