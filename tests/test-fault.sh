@@ -38,13 +38,13 @@ fi
 
 # wcase NAME STATUS WRITER OLD FAULT_SETTING...: runs WRITER (requant or
 # embed) with the shim and the settings (and $scheme) on IN, into OUT
-# $out in a fresh directory $d, which first gets an OUT holding "old"
-# when OLD is "old".  Checks the exit status and that IN is unchanged;
+# $out in a fresh directory $d (under $cases), which first gets an OUT
+# holding "old" when OLD is "old".  Checks the exit status and that IN is unchanged;
 # sets $prog, $ref and $err.
 wcase() {
     _name=$1 _want=$2 _w=$3 _old=$4
     shift 4
-    d=$tmp/c/$_name
+    d=$cases/$_name
     out=$d/out.gguf
     err=$tmp/$_name.err
     mkdir -p "$d" || hard_error "mkdir"
@@ -91,6 +91,7 @@ hidden_left() {
     rm -f "$d"/.out.gguf.*
 }
 
+cases=$tmp/c
 for scheme in "" FAULT_TMPFILE=EOPNOTSUPP; do
     for w in requant embed; do
         c=$w${scheme:+-named}
@@ -182,6 +183,22 @@ for w in requant embed; do
     left_nothing "$w-named-fchmod-term"
     scheme=
 done
+
+# --- SIGKILL on tmpfs, where /dev/shm is one ------------------------------------------------
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
+    shm=$(mktemp -d /dev/shm/test-fault.XXXXXX 2>/dev/null); then
+    cleanup_extra='rm -rf "$shm"'
+    cases=$shm
+    for w in requant embed; do
+        wcase "$w-tmpfs-kill" 137 "$w" old FAULT_ACTION=sigkill FAULT_AT=3
+        left_nothing "$w-tmpfs-kill" old
+        wcase "$w-tmpfs" 0 "$w" old
+        whole "$w-tmpfs"
+    done
+    cases=$tmp/c
+else
+    echo "note: /dev/shm is not a writable tmpfs; SIGKILL not checked on tmpfs"
+fi
 
 # --- standard output ------------------------------------------------------------------------
 # scase NAME STATUS FAULT_SETTING... -- COMMAND...: COMMAND with the shim
