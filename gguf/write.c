@@ -15,7 +15,8 @@
  * O_TMPFILE is refused (an old kernel, a file system without it, no /proc
  * to link through) the output is a hidden file ".BASE.XXXXXX" from
  * mkostemp(3), renamed over the target; every failure before the rename
- * removes it, and a caller's signal handler can (gguf_writer_temp_path). */
+ * removes it, and gguf_writer_temp_path() names it for a caller's signal
+ * handler. */
 #include <config.h>
 
 #include <errno.h>
@@ -974,11 +975,12 @@ static int open_unnamed(const char *dir)
 static void fill_template(char *name)
 {
     static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    static unsigned long counter;
+    static uint64_t counter;    /* writers may finish on several threads */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t v = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)ts.tv_sec ^
-                 (uint64_t)getpid() << 40 ^ (uint64_t)++counter * 0xbf58476d1ce4e5b9u;
+                 (uint64_t)getpid() << 40 ^
+                 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 0xbf58476d1ce4e5b9u;
     char *x = name + strlen(name) - 6;
     for (int i = 0; i < 6; i++, v /= 62) x[i] = chars[v % 62];
 }

@@ -10,7 +10,6 @@
 #include <config.h>
 
 #include <errno.h>
-#include <limits.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdint.h>
