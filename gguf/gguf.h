@@ -204,6 +204,21 @@ enum gguf_open_flags {
  * is refused, and memory for parsing is bounded by its size (see
  * GGUF_PARSE_MEM_MAPPED).
  *
+ * A mapped file is read in place, by the kernel, page by page as it is
+ * touched: by the parser, by hashing, and by the caller through the
+ * borrowed pointers (strings, array data, tensor data).  When another
+ * process truncates the file while it is open, touching a page past the
+ * new end raises SIGBUS, whose default action kills the process without a
+ * message (an I/O error under a mapped page does the same).  The library
+ * installs no signal handler.  A program that must survive this either
+ * opens with GGUF_OPEN_NO_MMAP (the bytes are then copied as read, and a
+ * shrunk file is an error like any truncated input), or catches SIGBUS
+ * with SA_SIGINFO and looks for si_addr in gguf_mapped_range() (and, while
+ * gguf_open() itself is parsing, in the file being opened).  write(2) from
+ * such pages does not raise SIGBUS but fails with EFAULT: passing
+ * tensor data of a shrunk mapping to gguf_writer_write() gives GGUF_E_IO
+ * with sys_errno EFAULT.
+ *
  * Returns GGUF_OK and stores a handle in *out (close it with gguf_close), or
  * GGUF_E_IO (cannot open/read/map), GGUF_E_NOMEM, GGUF_E_FORMAT (malformed),
  * GGUF_E_UNSUPPORTED (e.g. a version this library does not know),
@@ -243,6 +258,14 @@ GGUF_API uint64_t gguf_data_offset(const gguf_file *f);  /* start of the data se
 GGUF_API uint64_t gguf_file_size(const gguf_file *f);
 /* End of the last tensor's data (absolute), or data offset if no tensor. */
 GGUF_API uint64_t gguf_data_end(const gguf_file *f);
+
+/* The memory mapping under a GGUF_INPUT_MAPPED file: stores its first byte
+ * in *base and its length (the file's size when it was opened) in *len and
+ * returns 1.  For any other input, and for a NULL f, stores NULL and 0 and
+ * returns 0.  base and len may each be NULL.  The range is fixed from
+ * gguf_open() to gguf_close(f).  For a SIGBUS handler (see gguf_open): a
+ * fault inside the range is a fault of this file. */
+GGUF_API int gguf_mapped_range(const gguf_file *f, const void **base, size_t *len);
 
 /* A metadata value, borrowed from its file.  Scalars are converted to host
  * byte order.  For strings, `str` points into the file.  For arrays,
@@ -419,12 +442,18 @@ GGUF_API int gguf_writer_add_tensor(gguf_writer *w, const char *name, uint32_t t
 
 /* Opens the output and writes the header (all KVs and tensor infos must have
  * been added).  `path` "-" means standard output.  A file is written to a
- * temporary name in the same directory and only appears under `path` when
- * gguf_writer_finish() succeeds.  When `path` exists and is not a regular
- * file (a FIFO, /dev/null) it is written in place.  A failure before the
- * temporary file exists leaves the writer usable (another path may be
- * tried); any failure after that abandons the output: the temporary file is
- * removed and later calls fail. */
+ * temporary file in the same directory and only appears under `path` when
+ * gguf_writer_finish() succeeds.  On Linux the temporary file has no name
+ * (O_TMPFILE): nothing is left behind whatever ends the process, SIGKILL
+ * included.  Where O_TMPFILE is refused (an old kernel, a file system
+ * without it, no /proc) it is the hidden file ".BASE.XXXXXX" next to
+ * `path`, which gguf_writer_temp_path() returns.  Either way the file gets
+ * mode 0666 less the umask, as creat(2) would give; an existing target's
+ * mode is not kept.  When `path` exists and is not a regular file (a FIFO,
+ * /dev/null) it is written in place.  A failure before the temporary file
+ * exists leaves the writer usable (another path may be tried); any failure
+ * after that abandons the output: the temporary file is removed and later
+ * calls fail. */
 GGUF_API int gguf_writer_open(gguf_writer *w, const char *path, gguf_error *err);
 
 /* As gguf_writer_open() on an open descriptor (a pipe, stdout ...), which
@@ -440,9 +469,14 @@ GGUF_API int gguf_writer_write(gguf_writer *w, const void *data, size_t n, gguf_
 
 /* Completes the output: checks that every tensor got all its bytes, writes
  * the padding after the last tensor (ggml expects the data section to end
- * aligned), flushes, and for a file output fsyncs, renames the temporary
- * file to the target and fsyncs the directory.  On failure before the rename
- * the temporary file is removed; a failing directory fsync after it returns
+ * aligned), flushes, and for a file output fsyncs, puts the file in place
+ * and fsyncs the directory.  A named temporary file is renamed over the
+ * target.  An unnamed one is linked to the target when that does not exist,
+ * else linked to a hidden name that is renamed over the target; the hidden
+ * name exists only between those two calls, during which the calling
+ * thread holds back every signal it can (its mask is restored after).  On
+ * failure before the file is in place the temporary file is removed and the
+ * target is left as it was; a failing directory fsync after it returns
  * GGUF_E_IO with the file in place. */
 GGUF_API int gguf_writer_finish(gguf_writer *w, gguf_error *err);
 
@@ -452,8 +486,13 @@ GGUF_API int gguf_writer_finish(gguf_writer *w, gguf_error *err);
 GGUF_API uint64_t gguf_writer_data_offset(const gguf_writer *w);
 GGUF_API uint64_t gguf_writer_total_size(const gguf_writer *w);
 
-/* Path of the temporary output file while a file output is open, else NULL.
- * Lets a signal handler unlink() it (async-signal-safe). */
+/* Name of the temporary output file while a file output is open and its
+ * temporary file has a name (the mkostemp scheme, see gguf_writer_open),
+ * else NULL: before open, after finish or failure, for standard output and
+ * descriptors, and for an unnamed (O_TMPFILE) file, which needs no removal.
+ * The string stays valid until gguf_writer_free(); a caller that copies it
+ * right after gguf_writer_open() may unlink() it from a signal handler
+ * (async-signal-safe) to leave nothing behind. */
 GGUF_API const char *gguf_writer_temp_path(const gguf_writer *w);
 
 /* ------------------------------------------------------------------------ */

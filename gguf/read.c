@@ -869,6 +869,14 @@ const void *gguf_header_bytes(const gguf_file *f) { return f->src.base; }
 gg_source *gg_file_source(gguf_file *f) { return &f->src; }
 const uint64_t *gg_file_order(const gguf_file *f) { return f->by_offset; }
 
+int gguf_mapped_range(const gguf_file *f, const void **base, size_t *len)
+{
+    int mapped = f && f->src.map != NULL;
+    if (base) *base = mapped ? f->src.map : NULL;
+    if (len) *len = mapped ? f->src.map_len : 0;
+    return mapped;
+}
+
 uint64_t gguf_file_size(const gguf_file *f)
 {
     return f->src.size != UINT64_MAX ? f->src.size : f->src.spos;

@@ -8,17 +8,25 @@
  * between tensors and after the last one (as ggml's own writer does, so that
  * readers that load the padded data section in one read accept the file).
  *
- * File output goes to a temporary file in the target's directory that is
- * fsynced and renamed over the target by gguf_writer_finish(); every failure
- * before that point removes the temporary file. */
+ * File output is written where no other process can see it until it is
+ * whole.  On Linux that is an unnamed file (open(2) with O_TMPFILE) in the
+ * target's directory, which gguf_writer_finish() fsyncs and links into
+ * place, so that not even SIGKILL can leave a temporary file behind.  Where
+ * O_TMPFILE is refused (an old kernel, a file system without it, no /proc
+ * to link through) the output is a hidden file ".BASE.XXXXXX" from
+ * mkostemp(3), renamed over the target; every failure before the rename
+ * removes it, and gguf_writer_temp_path() names it for a caller's signal
+ * handler. */
 #include <config.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gguf/internal.h"
@@ -73,7 +81,9 @@ struct gguf_writer {
     int own_fd;          /* the writer opened fd and closes it */
     char *name;          /* for messages: target path or display name */
     char *target;        /* file output through a temporary: the final path */
-    char *tmp;           /* ... and the temporary path */
+    char *tmp;           /* ... and the template ".BASE.XXXXXX" of the temporary name */
+    int tmp_named;       /* a file of ours exists under the name in tmp */
+    int unnamed;         /* fd is an O_TMPFILE file, linked into place at finish */
     unsigned char *buf;
     size_t buf_len;
     uint64_t flushed;    /* bytes handed to write(2) so far */
@@ -153,7 +163,7 @@ uint64_t gguf_writer_total_size(const gguf_writer *w)
 
 const char *gguf_writer_temp_path(const gguf_writer *w)
 {
-    return w && w->state == W_OPEN ? w->tmp : NULL;
+    return w && w->state == W_OPEN && w->tmp_named ? w->tmp : NULL;
 }
 
 /* Whether the header may still change; fails with GGUF_E_INVALID if not. */
@@ -810,7 +820,8 @@ static void abandon(gguf_writer *w)
     if (w->own_fd && w->fd >= 0) close(w->fd);
     w->fd = -1;
     w->own_fd = 0;
-    if (w->tmp) unlink(w->tmp);
+    if (w->tmp_named) unlink(w->tmp);
+    w->tmp_named = 0;
     w->state = W_FAILED;
 }
 
@@ -820,7 +831,7 @@ static int io_fail(gguf_writer *w, int e, const char *what, gguf_error *err)
 {
     char note[64 + 4096];
     note[0] = '\0';
-    if (w->tmp) snprintf(note, sizeof note, " (temporary file '%s')", w->tmp);
+    if (w->tmp_named) snprintf(note, sizeof note, " (temporary file '%s')", w->tmp);
     uint64_t at = w->flushed;
     int rc = gg_fail(err, GGUF_E_IO, e, at, w->name, "%s at byte %llu%s: %s", what,
                      (unsigned long long)at, note, strerror(e));
@@ -942,6 +953,85 @@ static mode_t current_umask(void)
     return m;
 }
 
+/* The name through which the unnamed file on descriptor fd can be linked. */
+static void proc_fd_path(char *buf, size_t n, int fd)
+{
+    snprintf(buf, n, "/proc/self/fd/%d", fd);
+}
+
+/* Opens an unnamed file (O_TMPFILE) in directory dir for the output.
+ * Returns its descriptor, or -1 where the system refuses one (a kernel or
+ * file system without O_TMPFILE: EOPNOTSUPP, EISDIR, EINVAL), where
+ * /proc/self/fd cannot link it at the end, or on any other error, which
+ * mkostemp() in the same directory then reports in its own words. */
+static int open_unnamed(const char *dir)
+{
+#ifdef O_TMPFILE
+    int fd;
+    do fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) return -1;
+    char proc[40];
+    struct stat a, b;
+    proc_fd_path(proc, sizeof proc, fd);
+    if (stat(proc, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        return fd;
+    close(fd);
+#else
+    (void)dir;
+#endif
+    return -1;
+}
+
+/* Replaces the XXXXXX that ends name with letters and digits, as mkstemp
+ * does, for a name that linkat() then creates exclusively. */
+static void fill_template(char *name)
+{
+    static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    static uint64_t counter;    /* writers may finish on several threads */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t v = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15u ^ (uint64_t)ts.tv_sec ^
+                 (uint64_t)getpid() << 40 ^
+                 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 0xbf58476d1ce4e5b9u;
+    char *x = name + strlen(name) - 6;
+    for (int i = 0; i < 6; i++, v /= 62) x[i] = chars[v % 62];
+}
+
+/* Gives the whole, synced unnamed output its name.  linkat() cannot
+ * replace a file: when the target exists the file is linked to a hidden
+ * name first and that is renamed over the target, so that a name appears
+ * only for the whole file.  Every signal the thread can hold back is held
+ * back between the two, so that a caller's handler cannot leave the hidden
+ * name behind.  Returns 0, or -1 with errno set and *what naming the step
+ * that failed; nothing new is left in the directory then. */
+static int link_into_place(gguf_writer *w, const char **what)
+{
+    char proc[40];
+    proc_fd_path(proc, sizeof proc, w->fd);
+    *what = "cannot link the output into place";
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, w->target, AT_SYMLINK_FOLLOW) == 0) return 0;
+    if (errno != EEXIST) return -1;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int rc = -1, tries = 0;
+    do fill_template(w->tmp);
+    while ((rc = linkat(AT_FDCWD, proc, AT_FDCWD, w->tmp, AT_SYMLINK_FOLLOW)) < 0 &&
+           errno == EEXIST && ++tries < 100);
+    if (rc == 0 && rename(w->tmp, w->target) < 0) {
+        int e = errno;
+        unlink(w->tmp);
+        errno = e;
+        *what = "cannot rename over the target";
+        rc = -1;
+    }
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return rc;
+}
+
 int gguf_writer_open(gguf_writer *w, const char *path, gguf_error *err)
 {
     int rc = check_building(w, err);
@@ -973,7 +1063,8 @@ int gguf_writer_open(gguf_writer *w, const char *path, gguf_error *err)
         return start_output(w, err);
     }
 
-    /* Temporary file ".BASE.XXXXXX" next to the target. */
+    /* The output's directory, and the template ".BASE.XXXXXX" of a
+     * temporary name next to the target. */
     const char *slash = strrchr(path, '/');
     size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
     const char *base = path + dlen;
@@ -986,7 +1077,9 @@ int gguf_writer_open(gguf_writer *w, const char *path, gguf_error *err)
     if (blen > 200) blen = 200; /* leave room for the decoration under NAME_MAX */
     w->target = strdup(path);
     w->tmp = malloc(dlen + blen + 10);
-    if (!w->target || !w->tmp) {
+    char *dir = dlen ? strndup(path, dlen) : strdup(".");
+    if (!w->target || !w->tmp || !dir) {
+        free(dir);
         free(w->target);
         free(w->tmp);
         free(w->name);
@@ -997,23 +1090,30 @@ int gguf_writer_open(gguf_writer *w, const char *path, gguf_error *err)
     w->tmp[dlen] = '.';
     memcpy(w->tmp + dlen + 1, base, blen);
     memcpy(w->tmp + dlen + 1 + blen, ".XXXXXX", 8);
-    int fd = mkostemp(w->tmp, O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%.*s", dlen ? (int)dlen : 1, dlen ? path : ".");
-        rc = gg_fail(err, GGUF_E_IO, e, UINT64_MAX, path,
-                     "cannot create a temporary file in '%s': %s", dir, strerror(e));
-        free(w->target);
-        free(w->tmp);
-        free(w->name);
-        w->target = w->tmp = w->name = NULL;
-        return rc;
+    int fd = open_unnamed(dir);
+    if (fd >= 0) {
+        w->unnamed = 1;
+    } else {
+        fd = mkostemp(w->tmp, O_CLOEXEC);
+        if (fd < 0) {
+            int e = errno;
+            rc = gg_fail(err, GGUF_E_IO, e, UINT64_MAX, path,
+                         "cannot create a temporary file in '%s': %s", dir, strerror(e));
+            free(dir);
+            free(w->target);
+            free(w->tmp);
+            free(w->name);
+            w->target = w->tmp = w->name = NULL;
+            return rc;
+        }
+        w->tmp_named = 1;
     }
+    free(dir);
     w->fd = fd;
     w->own_fd = 1;
-    /* mkstemp creates mode 0600; give the file the mode a plain creat()
-     * would have. */
+    /* mkstemp creates mode 0600 and O_TMPFILE follows a default ACL where
+     * the directory has one; either way give the file the mode a plain
+     * creat() would have (an existing target's mode is not kept). */
     if (fchmod(fd, 0666 & ~current_umask()) < 0) {
         int e = errno;
         w->state = W_OPEN;
@@ -1132,15 +1232,22 @@ int gguf_writer_finish(gguf_writer *w, gguf_error *err)
         return io_fail(w, errno, "write failed", err);
     w->data_pos = end;
 
-    if (w->tmp) {
+    if (w->target) {
         if (fsync(w->fd) < 0) return io_fail(w, errno, "fsync failed", err);
+        const char *what;
+        if (w->unnamed && link_into_place(w, &what) < 0) return io_fail(w, errno, what, err);
         int fd = w->fd;
         w->fd = -1;
         w->own_fd = 0;
-        if (close(fd) < 0 && errno != EINTR) return io_fail(w, errno, "close failed", err);
-        if (rename(w->tmp, w->target) < 0) return io_fail(w, errno, "cannot rename over the target", err);
+        /* A linked file is synced and in place: a late error from close
+         * cannot take that back.  A named temporary is still removed. */
+        if (close(fd) < 0 && errno != EINTR && !w->unnamed)
+            return io_fail(w, errno, "close failed", err);
+        if (!w->unnamed && rename(w->tmp, w->target) < 0)
+            return io_fail(w, errno, "cannot rename over the target", err);
+        w->tmp_named = 0;
         w->state = W_DONE;
-        /* Make the rename durable.  Some file systems cannot fsync a
+        /* Make the new name durable.  Some file systems cannot fsync a
          * directory (EINVAL); that is no failure of ours. */
         char *dir = dir_of(w->target);
         if (!dir) return gg_fail(err, GGUF_E_NOMEM, 0, UINT64_MAX, w->name, "out of memory");

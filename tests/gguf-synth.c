@@ -48,6 +48,7 @@ struct shape {
 static const struct shape shapes[] = {
     {"tiny", "tiny", 2, 64, 4, 2, 128, 1024, 0},
     {"small", "small", 2, 256, 4, 2, 512, 1024, 0},
+    {"medium", "medium", 2, 512, 8, 2, 1024, 4096, 0},
     {"0.5b", "0.5B", 24, 896, 14, 2, 4864, 151936, 1},
     {"1.5b", "1.5B", 28, 1536, 12, 2, 8960, 151936, 1},
 };
@@ -805,6 +806,9 @@ static void usage(int status)
 "                         small  as tiny with width 256 and FFN 512: every row\n"
 "                                length is a multiple of 256, so K-quants apply\n"
 "                                to every 2-D tensor\n"
+"                         medium as small with width 512, 8 heads, FFN 1024\n"
+"                                and a vocabulary of 4096: tensors of several\n"
+"                                MiB (4 MiB of F16 token_embd)\n"
 "                         0.5b   24 layers, width 896, 14 heads (2 KV), FFN 4864\n"
 "                         1.5b   28 layers, width 1536, 12 heads (2 KV), FFN 8960\n"
 "                       0.5b and 1.5b have Qwen2.5's vocabulary layout: 151936\n"
@@ -942,7 +946,7 @@ int main(int argc, char **argv)
             for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
                 if (strcmp(optarg, shapes[i].name) == 0) break;
             if (i == sizeof shapes / sizeof shapes[0]) {
-                fprintf(stderr, PROG ": unknown size '%s' (tiny, small, 0.5b or 1.5b)\n", optarg);
+                fprintf(stderr, PROG ": unknown size '%s' (tiny, small, medium, 0.5b or 1.5b)\n", optarg);
                 usage(EXIT_TROUBLE);
             }
             sh = &shapes[i];

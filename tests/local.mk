@@ -187,13 +187,26 @@ tests_qwen_run_check_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/test-qwen-run.sh tests/test-qwen-run-real.sh
 EXTRA_DIST += tests/test-qwen-run.sh tests/test-qwen-run-real.sh
 
+# --- faults: a shim (LD_PRELOAD) that injects failed and short writes,
+# signals, O_TMPFILE refusals and truncation of a mapped input into the
+# tools; the tests that use it.  The shim is built without sanitizers: a
+# sanitized tool brings its own runtime, which the test preloads first. ---
+check_LTLIBRARIES += tests/libfault.la
+tests_libfault_la_SOURCES = tests/fault.c
+tests_libfault_la_CFLAGS = $(WARN_CFLAGS)
+tests_libfault_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+tests_libfault_la_LIBADD = -ldl
+TESTS += tests/test-sigbus.sh tests/test-fault.sh
+EXTRA_DIST += tests/test-sigbus.sh tests/test-fault.sh tests/test-fault-common.sh
+
 # --- make check-valgrind ---
 # The shell tests once more, with every run of the four tools under
-# valgrind's memcheck (tests/tool.sh puts it in front); the real-model
-# tests are left out (a 0.5B forward pass under memcheck takes hours).
+# valgrind's memcheck (tests/tool.sh puts it in front).  Left out: the
+# real-model tests (a 0.5B forward pass under memcheck takes hours) and the
+# fault-injection tests, whose LD_PRELOAD shim memcheck cannot host.
 # memcheck's reports (lines "==PID== ...") fail the target, and so does a
 # run in which no tool ran under it.
-VALGRIND_TESTS = $(filter-out %-real.sh,$(filter %.sh,$(TESTS)))
+VALGRIND_TESTS = $(filter-out %-real.sh tests/test-sigbus.sh tests/test-fault.sh,$(filter %.sh,$(TESTS)))
 check-valgrind: all
 	rm -rf valgrind-logs && mkdir valgrind-logs
 	GGUF_TEST_VALGRIND="$$(cd valgrind-logs && pwd)" \

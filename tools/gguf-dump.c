@@ -17,6 +17,7 @@
 #include "gguf/gguf.h"
 #include "quant/quant.h"
 #include "tools/cli.h"
+#include "tools/guard.h"
 
 /* How many elements of an array the text view shows without --full. */
 #define PREVIEW_ELEMENTS 8
@@ -78,8 +79,9 @@ static void usage(void)
         "  -V, --version         show the version and exit\n"
         "\n"
         "Exit status: 0 success, 1 a key given with -k is absent, 2 trouble\n"
-        "(an invalid or unreadable file, a usage error, a write error, a tensor\n"
-        "of --values that is absent, or data that cannot be dequantized).\n",
+        "(an invalid or unreadable file, a file that shrinks while it is read, a\n"
+        "usage error, a write error, a tensor of --values that is absent, or data\n"
+        "that cannot be dequantized).\n",
         cli_prog);
 }
 
@@ -1616,7 +1618,7 @@ static int dump_files(char **files, int n_files, const struct options *o)
         /* --values and --stats read tensor data: from a stream, in offset
          * order after the header. */
         unsigned flags = o->n_values || o->stats ? GGUF_OPEN_SEQUENTIAL : 0;
-        int rc = gguf_open(&f, files[i], NULL, flags, &err);
+        int rc = guard_open(&f, files[i], NULL, flags, &err);
         if (json_array && i) cli_out_str(out, ",\n");   /* failures get an entry too */
         if (rc != GGUF_OK) {
             if (!err.message[0])
@@ -1647,8 +1649,11 @@ static int dump_files(char **files, int n_files, const struct options *o)
             if (dumped) cli_out_putc(out, '\n');
             dump_text(f, o);
         }
-        gguf_close(f);
+        guard_close(f);
         dumped++;
+        /* Out before the next file is mapped: a mapping that shrinks ends
+         * the process, and should not take the files before it along. */
+        cli_out_flush(out);
     }
     if (json_array) cli_out_str(out, "\n]\n");
     return status;
@@ -1658,6 +1663,7 @@ int main(int argc, char **argv)
 {
     struct options o = { 0 };
     cli_set_prog("gguf-dump");
+    guard_init();
     o.keys = calloc((size_t)argc, sizeof *o.keys);  /* at most one -k per argument */
     o.values = calloc((size_t)argc, sizeof *o.values);
     if (!o.keys || !o.values) {

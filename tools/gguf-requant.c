@@ -10,10 +10,8 @@
 #include <config.h>
 
 #include <errno.h>
-#include <limits.h>
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +24,7 @@
 #include "gguf/gguf.h"
 #include "quant/quant.h"
 #include "tools/cli.h"
+#include "tools/guard.h"
 #include "tools/mixture.h"
 
 /* Provenance keys added to (or replaced in) every output.  The namespace is
@@ -75,15 +74,6 @@ struct entry {
 
 static cli_out *out = &cli_stdout;
 
-/* The temporary output file while it may exist, for the signal handler:
- * a copy of its name that outlives the writer, so that the handler (which
- * may run on any thread) never reads freed memory. */
-static char temp_name[PATH_MAX + 256];
-static volatile sig_atomic_t temp_set;
-static sigset_t fatal_set;
-static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
-#define N_FATAL (sizeof fatal_signals / sizeof fatal_signals[0])
-
 static void usage(void)
 {
     cli_out_printf(out,
@@ -124,7 +114,8 @@ static void usage(void)
         "on tensor names ('blk.*.ffn_down.weight').\n"
         "\n"
         "Exit status: 0 success, 2 trouble (usage, an unreadable or invalid input,\n"
-        "an output that cannot be written, a --strict violation).\n",
+        "an input that shrinks while it is read, an output that cannot be written,\n"
+        "a --strict violation).  No output is left behind on trouble.\n",
         cli_prog);
 }
 
@@ -537,50 +528,6 @@ static void progress_clear(struct progress *p)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Signals                                                                   */
-
-/* Removes the temporary output and dies of the same signal. */
-static void on_fatal_signal(int sig)
-{
-    if (temp_set) unlink(temp_name);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-/* Catches the signals that would end the process, except those ignored
- * when the program started (nohup, a shell's background job). */
-static void install_handlers(void)
-{
-    for (size_t i = 0; i < N_FATAL; i++) {
-        struct sigaction old, sa;
-        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sa.sa_mask = fatal_set;
-        sigaction(fatal_signals[i], &sa, NULL);
-    }
-}
-
-static void block_signals(sigset_t *old)
-{
-    sigprocmask(SIG_BLOCK, &fatal_set, old);
-}
-
-static void restore_signals(const sigset_t *old)
-{
-    sigprocmask(SIG_SETMASK, old, NULL);
-}
-
-/* Frees the writer, which removes an unfinished temporary file, and only
- * then forgets the name: a signal in between unlinks a name that is gone
- * already, which is harmless. */
-static void writer_free_safely(gguf_writer *w)
-{
-    gguf_writer_free(w);
-    temp_set = 0;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Conversion                                                                */
 
 /* Growable buffers shared by all tensors. */
@@ -615,10 +562,12 @@ struct run {
     gguf_error err;
 };
 
-/* Reports a failure: the library's message, or `what` naming IN. */
+/* Reports a failure: the library's message, or `what` naming IN; a write
+ * that failed because IN shrank under its mapping names IN. */
 static void report_error(struct run *r, const char *fallback_file, int rc)
 {
     progress_clear(&r->prog);
+    if (guard_report_shrunk_input(&r->err)) return;
     if (!r->err.message[0])
         snprintf(r->err.message, sizeof r->err.message, "%s: %s", fallback_file,
                  gguf_strerror(rc));
@@ -964,32 +913,6 @@ static int out_is_in(const char *in, const char *outp)
     return si.st_dev == so.st_dev && si.st_ino == so.st_ino;
 }
 
-/* Opens the output, keeping the signal handler informed of the temporary
- * file from the moment it exists: the fatal signals are held back while
- * the writer creates it (no other thread runs yet). */
-static int open_output(gguf_writer *w, const char *path, gguf_error *err)
-{
-    sigset_t old;
-    block_signals(&old);
-    int rc = gguf_writer_open(w, path, err);
-    const char *tmp = rc == GGUF_OK ? gguf_writer_temp_path(w) : NULL;
-    if (tmp && strlen(tmp) < sizeof temp_name) {
-        memcpy(temp_name, tmp, strlen(tmp) + 1);
-        temp_set = 1;
-    }
-    restore_signals(&old);
-    return rc;
-}
-
-/* Completes the output.  Once the temporary file has been renamed, a late
- * signal unlinks a name that no longer exists, which is harmless. */
-static int finish_output(gguf_writer *w, gguf_error *err)
-{
-    int rc = gguf_writer_finish(w, err);
-    temp_set = 0;
-    return rc;
-}
-
 /* The whole run after option parsing.  Returns the exit status. */
 static int requant(const struct options *o)
 {
@@ -1011,8 +934,8 @@ static int requant(const struct options *o)
     memset(&r, 0, sizeof r);
     r.o = o;
     r.err.message[0] = '\0';
-    int rc = gguf_open(&r.f, o->in, strcmp(o->in, "-") == 0 ? "(stdin)" : NULL,
-                       GGUF_OPEN_SEQUENTIAL, &r.err);
+    int rc = guard_open(&r.f, o->in, strcmp(o->in, "-") == 0 ? "(stdin)" : NULL,
+                        GGUF_OPEN_SEQUENTIAL, &r.err);
     if (rc) {
         report_error(&r, o->in, rc);
         return CLI_EXIT_TROUBLE;
@@ -1093,8 +1016,8 @@ static int requant(const struct options *o)
         goto done;
     }
 
-    install_handlers();
-    if ((rc = open_output(w, o->out, &r.err))) {
+    guard_output_catch();
+    if ((rc = guard_output_open(w, o->out, &r.err))) {
         report_error(&r, o->out, rc);
         goto done;
     }
@@ -1106,7 +1029,7 @@ static int requant(const struct options *o)
         report_error(&r, gguf_name(r.f), rc);
         goto done;
     }
-    if ((rc = finish_output(w, &r.err))) {
+    if ((rc = guard_output_finish(w, &r.err))) {
         report_error(&r, o->out, rc);
         goto done;
     }
@@ -1116,8 +1039,8 @@ static int requant(const struct options *o)
     status = CLI_EXIT_OK;
 
 done:
-    writer_free_safely(w);
-    gguf_close(r.f);
+    guard_output_free(w);
+    guard_close(r.f);
     free(entries);
     free(r.b.src);
     free(r.b.dst);
@@ -1134,8 +1057,7 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.file_type = -1;
     cli_set_prog("gguf-requant");
-    sigemptyset(&fatal_set);
-    for (size_t i = 0; i < N_FATAL; i++) sigaddset(&fatal_set, fatal_signals[i]);
+    guard_init();
     size_t na = (size_t)argc + 1;
     o.rules = calloc(na, sizeof *o.rules);
     o.excludes = calloc(na, sizeof *o.excludes);

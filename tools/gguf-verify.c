@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include "gguf/gguf.h"
 #include "infer/model.h"
 #include "tools/cli.h"
+#include "tools/guard.h"
 
 /* Files over 1 GB show progress on a terminal. */
 #define PROGRESS_MIN UINT64_C(1000000000)
@@ -89,7 +89,8 @@ static void usage(void)
         "-H2, -H1) and zlib's crc32 for the same bytes.\n"
         "\n"
         "Exit status: 0 all OK, 1 a file is invalid or a checksum differs,\n"
-        "2 trouble (usage, a file that cannot be read, out of memory).\n",
+        "2 trouble (usage, a file that cannot be read or shrinks while it is read,\n"
+        "out of memory).\n",
         cli_prog, cli_prog, cli_prog, cli_prog);
 }
 
@@ -296,7 +297,7 @@ static int vfile_open(struct vfile *v)
             result_line(v->name, NULL, 0, "FAILED open or read", NULL);
         return -1;
     }
-    int rc = gguf_open(&v->f, v->name, NULL, GGUF_OPEN_SEQUENTIAL, &err);
+    int rc = guard_open(&v->f, v->name, NULL, GGUF_OPEN_SEQUENTIAL, &err);
     if (rc) {
         report(v, rc, &err);
         return -1;
@@ -313,7 +314,7 @@ static int vfile_open(struct vfile *v)
 
 static void vfile_close(struct vfile *v)
 {
-    gguf_close(v->f);
+    guard_close(v->f);
     v->f = NULL;
     free(v->tensors);
     v->tensors = NULL;
@@ -1057,33 +1058,6 @@ done:
 /* ------------------------------------------------------------------------ */
 /* --embed IN OUT                                                            */
 
-/* The temporary output while it exists, for the signal handler. */
-static char temp_name[4096];
-static volatile sig_atomic_t temp_set;
-static const int fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
-#define N_FATAL (sizeof fatal_signals / sizeof fatal_signals[0])
-
-static void on_fatal_signal(int sig)
-{
-    if (temp_set) unlink(temp_name);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void catch_signals(sigset_t *set)
-{
-    sigemptyset(set);
-    for (size_t i = 0; i < N_FATAL; i++) sigaddset(set, fatal_signals[i]);
-    for (size_t i = 0; i < N_FATAL; i++) {
-        struct sigaction old, sa;
-        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sa.sa_mask = *set;
-        sigaction(fatal_signals[i], &sa, NULL);
-    }
-}
-
 /* 1 when OUT is the file IN. */
 static int same_path(const char *in, const char *outp)
 {
@@ -1191,32 +1165,22 @@ static int embed(const char *in, const char *outp)
         cli_error(in, "cannot be rewritten: %s", err.message[0] ? err.message : gguf_strerror(rc));
         goto done;
     }
-    sigset_t set, old;
-    catch_signals(&set);
-    sigprocmask(SIG_BLOCK, &set, &old);
-    rc = gguf_writer_open(w, outp, &err);
-    const char *tmp = rc == GGUF_OK ? gguf_writer_temp_path(w) : NULL;
-    if (tmp && strlen(tmp) < sizeof temp_name) {
-        memcpy(temp_name, tmp, strlen(tmp) + 1);
-        temp_set = 1;
-    }
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    if (rc) goto write_error;
+    guard_output_catch();
+    if ((rc = guard_output_open(w, outp, &err))) goto write_error;
     for (uint64_t i = 0; i < n && !rc; i++) {
         const gguf_tensor *t = gguf_tensor_at(v.f, i);
         rc = gguf_writer_write(w, t->data, (size_t)t->size, &err);
     }
-    if (rc || (rc = gguf_writer_finish(w, &err))) goto write_error;
-    temp_set = 0;
+    if (rc || (rc = guard_output_finish(w, &err))) goto write_error;
     status = CLI_EXIT_OK;
     goto done;
 write_error:
+    if (guard_report_shrunk_input(&err)) goto done;
     if (!err.message[0])
         snprintf(err.message, sizeof err.message, "%s: %s", outp, gguf_strerror(rc));
     cli_message(err.message);
 done:
-    gguf_writer_free(w);
-    temp_set = 0;
+    guard_output_free(w);
     free(sums);
     vfile_close(&v);
     return status;
@@ -1316,6 +1280,7 @@ static int parse_options(int argc, char **argv)
 int main(int argc, char **argv)
 {
     cli_set_prog("gguf-verify");
+    guard_init();
     opt.algo = GGUF_HASH_XXH3;
     int status = parse_options(argc, argv);
     if (status >= 0) return status;
@@ -1338,6 +1303,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < n_files && !cli_out_failed(out); i++) {
             int st = verify_one(files[i]);
             if (st > status) status = st;
+            /* Out before the next file is mapped: a mapping that shrinks
+             * ends the process, and should not take the files before it
+             * along. */
+            cli_out_flush(out);
         }
         break;
     }

@@ -28,6 +28,7 @@
 #include "infer/sampler.h"
 #include "infer/tokenizer.h"
 #include "tools/cli.h"
+#include "tools/guard.h"
 
 /* The default context: enough for a long chat, small enough for little memory. */
 #define DEFAULT_CTX 4096u
@@ -135,9 +136,9 @@ static void usage(void)
         "context's tokens times the longest token's bytes it is refused at once.\n"
         "Logits that are NaN or infinite (damaged weights) stop the run.\n"
         "\n"
-        "Exit status: 0 success, 2 trouble (usage, a file that cannot be read, a\n"
-        "model that cannot be used, a prompt longer than the context, NaN or\n"
-        "infinite logits), 130 when interrupted by SIGINT.\n",
+        "Exit status: 0 success, 2 trouble (usage, a file that cannot be read or\n"
+        "shrinks while it is read, a model that cannot be used, a prompt longer\n"
+        "than the context, NaN or infinite logits), 130 when interrupted by SIGINT.\n",
         cli_prog, DEFAULT_CTX);
 }
 
@@ -475,7 +476,10 @@ static int load(struct run *R)
 {
     gguf_error err = {0};
     double t0 = now();
-    if (qwen_model_open(&R->model, opt.model, &err) != GGUF_OK) {
+    guard_input_begin(opt.model, NULL);
+    int rc = qwen_model_open(&R->model, opt.model, &err);
+    guard_input_end(rc == GGUF_OK ? R->model->file : NULL);
+    if (rc != GGUF_OK) {
         cli_message(err.message);
         return CLI_EXIT_TROUBLE;
     }
@@ -721,6 +725,7 @@ static void too_long(const struct run *R, const char *name, uint64_t line, size_
 int main(int argc, char **argv)
 {
     cli_set_prog("qwen-run");
+    guard_init();
     int status = parse_options(argc, argv);
     if (status >= 0) return status;
 
@@ -818,6 +823,7 @@ out:
     qwen_sampler_free(R.sampler);
     qwen_state_free(R.state);
     qwen_tokenizer_free(R.tok);
+    if (R.model) guard_input_forget(R.model->file);
     qwen_model_close(R.model);
     int wst = cli_out_close(out);
     if (status) return status;
