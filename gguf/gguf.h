@@ -293,6 +293,10 @@ GGUF_API gguf_str gguf_array_str(const gguf_value *arr, uint64_t i);
  * The pointer may be unaligned for its element type. */
 GGUF_API const void *gguf_array_data(const gguf_value *arr);
 
+/* Longest tensor name, in bytes, that the reader accepts and the writer
+ * writes. */
+#define GGUF_TENSOR_NAME_MAX 64
+
 /* One tensor of the directory. */
 typedef struct gguf_tensor {
     gguf_str name;

@@ -16,7 +16,7 @@
 
 /* Limits the format rules of libgguf(3) impose. */
 #define GG_MAX_KEY_LEN 65535u
-#define GG_MAX_TENSOR_NAME 64u
+#define GG_MAX_TENSOR_NAME ((unsigned)GGUF_TENSOR_NAME_MAX)
 #define GG_MAX_ARRAY_DEPTH 8u
 #define GG_MAX_ALIGNMENT (1u << 20)
 #define GG_DEFAULT_ALIGNMENT 32u
