@@ -177,4 +177,12 @@ GG_HIDDEN int gg_source_read(gg_source *s, uint64_t off, void *buf, size_t n, co
  * read in order. */
 GG_HIDDEN gg_source *gg_file_source(gguf_file *f);
 
+/* For a stream opened with GGUF_OPEN_SEQUENTIAL | GGUF_OPEN_STOP_AT_TRAILING:
+ * the offset of the byte whose presence stops the reading of the rest of
+ * the input, GGUF_TRAILING_READ_MAX bytes after the data section's padded
+ * end (gg_file_stopped() records that it was there); UINT64_MAX for every
+ * other input. */
+GG_HIDDEN uint64_t gg_file_stop_offset(const gguf_file *f);
+GG_HIDDEN void gg_file_stopped(gguf_file *f);
+
 #endif /* GGUF_INTERNAL_H */

@@ -280,7 +280,10 @@ static int vfile_open(struct vfile *v)
             result_line(v->name, NULL, 0, "FAILED open or read", NULL);
         return -1;
     }
-    int rc = gguf_open(&v->f, v->name, v->shown, GGUF_OPEN_SEQUENTIAL, &err);
+    /* Without --allow-trailing the first trailing byte of a stream decides:
+     * reading stops there, even when the input never ends. */
+    unsigned flags = GGUF_OPEN_SEQUENTIAL | (opt.allow_trailing ? 0 : GGUF_OPEN_STOP_AT_TRAILING);
+    int rc = gguf_open(&v->f, v->name, v->shown, flags, &err);
     if (rc) {
         report(v, rc, &err);
         return -1;
@@ -386,6 +389,12 @@ static void check_trailing(struct vfile *v)
     gguf_file *f = v->f;
     uint64_t size = gguf_file_size(f), a = gguf_alignment(f), end = gguf_data_end(f);
     uint64_t padded = end + (a - end % a) % a;
+    if (gguf_stopped_at_trailing(f)) {
+        problem(v, "more than %u bytes after the end of the data section at byte %llu, not read "
+                "further (--allow-trailing accepts them)", (unsigned)GGUF_TRAILING_READ_MAX,
+                (unsigned long long)padded);
+        return;
+    }
     if (gguf_tensor_count(f) == 0 && size <= gguf_data_offset(f)) return;
     if (size > padded && !opt.allow_trailing)
         problem(v, "%llu bytes after the end of the data section at byte %llu "
@@ -1013,6 +1022,9 @@ static void check_group(struct manifest *m, size_t g, struct vfile *v, struct ta
             const gguf_tensor *t = NULL;
             if (e->part != PART_FILE) t = entry_tensor(v->f, e);
             if (e->part == PART_FILE) {
+                /* A stream that stopped at trailing bytes has failed
+                 * already, and its whole-file digest is of a part only. */
+                if (gguf_stopped_at_trailing(v->f)) continue;
                 e->bad = !gguf_digest_equal(&e->want, &v->whole);
                 file_bad |= e->bad;
             } else if (t) {
