@@ -10,7 +10,7 @@ AM_TESTS_ENVIRONMENT = \
 
 # The model generator (built by make check, not installed).
 check_PROGRAMS += tests/gguf-synth
-tests_gguf_synth_SOURCES = tests/gguf-synth.c
+tests_gguf_synth_SOURCES = tests/gguf-synth.c tests/bytelevel.h
 tests_gguf_synth_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gguf_synth_LDFLAGS = $(OPENMP_CFLAGS)
 tests_gguf_synth_LDADD = gguf/libgguf.la -lm
@@ -136,7 +136,7 @@ TESTS += tests/test-forward
 # special tokens, streaming UTF-8, bad metadata; the reference's known
 # answers with a real vocabulary (QWEN_MODEL) ---
 check_PROGRAMS += tests/test-tokenizer
-tests_test_tokenizer_SOURCES = tests/test-tokenizer.c tests/testutil.h
+tests_test_tokenizer_SOURCES = tests/test-tokenizer.c tests/testutil.h tests/bytelevel.h
 tests_test_tokenizer_LDADD = infer/libinfer.la gguf/libgguf.la
 tests_test_tokenizer_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/test-tokenizer tests/test-tokenizer-real.sh tests/test-tokenizer-synth.sh
@@ -180,3 +180,4 @@ tests_qwen_run_check_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -
 tests_qwen_run_check_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/test-qwen-run.sh tests/test-qwen-run-real.sh
 EXTRA_DIST += tests/test-qwen-run.sh tests/test-qwen-run-real.sh
+include tests/fuzz/local.mk
