@@ -466,7 +466,7 @@ int gguf_hash_file(gguf_file *f, uint32_t algo, gguf_digest *file, gguf_digest *
     w.whole_crc = crc32(0L, Z_NULL, 0);
     w.progress = progress;
     w.ctx = ctx;
-    int stream = w.s->gz != NULL;
+    int stream = w.s->st != NULL;
     w.total = stream ? 0 : w.s->size;
     w.next_report = PROGRESS_STEP;
 

@@ -140,7 +140,7 @@ typedef struct gg_source {
     int fd;                 /* mapped files: the descriptor, else -1 */
     void *map;              /* mapped files: the mapping */
     size_t map_len;
-    void *gz;               /* streams: the gzFile (transparent for plain data) */
+    struct gg_stream *st;   /* streams: the descriptor's reader (and inflater for gzip) */
     uint8_t *buf;           /* streams: the buffer base points into */
     uint64_t cap;
 } gg_source;

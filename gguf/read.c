@@ -687,7 +687,7 @@ static int parse(gguf_file *f, unsigned flags, gguf_error *err)
     if ((rc = parse_kvs(&p))) return rc;
     if ((rc = parse_tensor_infos(&p))) return rc;
     f->header_size = p.pos;
-    int stream = f->src.gz != NULL;
+    int stream = f->src.st != NULL;
     int size_known = 1;
     if (stream) {
         if (flags & GGUF_OPEN_SEQUENTIAL) {
@@ -821,7 +821,7 @@ uint64_t gg_file_stop_offset(const gguf_file *f)
 {
     unsigned both = GGUF_OPEN_SEQUENTIAL | GGUF_OPEN_STOP_AT_TRAILING;
     uint64_t end;
-    if (!f->src.gz || (f->flags & both) != both ||
+    if (!f->src.st || (f->flags & both) != both ||
         !gg_align_up(f->data_end, f->alignment, &end) ||
         !gg_add(end, GGUF_TRAILING_READ_MAX, &end))
         return UINT64_MAX;
@@ -1039,7 +1039,7 @@ int gguf_read_data(gguf_file *f, uint64_t offset, void *buf, size_t n, gguf_erro
         return gg_fail(err, GGUF_E_INVALID, 0, UINT64_MAX, NULL, "gguf_read_data: NULL argument");
     if (!gg_add(offset, n, &end))
         return gg_fail(err, GGUF_E_INVALID, 0, offset, f->name, "read range overflows");
-    if (!f->src.gz) {
+    if (!f->src.st) {
         if (end > f->src.size) return data_truncated(f, end, err);
         memcpy(buf, f->src.base + offset, n);
         return GGUF_OK;
@@ -1052,7 +1052,7 @@ int gguf_read_data(gguf_file *f, uint64_t offset, void *buf, size_t n, gguf_erro
 int gguf_read_to_end(gguf_file *f, gguf_error *err)
 {
     if (!f) return gg_fail(err, GGUF_E_INVALID, 0, UINT64_MAX, NULL, "NULL handle");
-    if (!f->src.gz || f->stopped) return GGUF_OK;
+    if (!f->src.st || f->stopped) return GGUF_OK;
     uint64_t stop = gg_file_stop_offset(f);
     unsigned char byte;
     int rc;

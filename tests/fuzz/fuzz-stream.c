@@ -7,7 +7,7 @@
  *     content;
  *  2. through a pipe opened with GGUF_OPEN_SEQUENTIAL, its tensors read
  *     with gguf_read_data() in offset order, then gguf_read_to_end(): the
- *     memory verdict (a refusal at open with the same message, or for data
+ *     memory verdict (a refusal at open with the same status, or for data
  *     past the end, at one of the reads) and the same bytes;
  *  3. as 2, hashed with gguf_hash_file(): the same digests as in memory;
  *  4. gzip-compressed here with zlib, through a pipe: as 1, in gzip mode;
@@ -86,7 +86,9 @@ static int by_offset(const void *a, const void *b)
 }
 
 /* Opens the input as a sequential stream.  Returns the handle, or NULL
- * after checking that the refusal is the memory one. */
+ * after checking that memory refuses it too.  The message may differ:
+ * without the size of the input the open cannot check where tensor data
+ * ends, so a later check may be the first to fail. */
 static gguf_file *open_sequential(struct fuzz_feed *feed, const uint8_t *p, size_t n,
                                   const struct verdict *m, const char *what)
 {
@@ -98,7 +100,8 @@ static gguf_file *open_sequential(struct fuzz_feed *feed, const uint8_t *p, size
     if (rc == GGUF_OK) return f;
     fuzz_check_refusal(rc, f, &err, NAME, 0);
     fuzz_feed_join(feed);
-    fuzz_same_refusal(m->rc, &m->err, rc, &err, what);
+    FUZZ_ASSERT(m->rc == rc, "%s: status %d (%s), in memory %d (%s)", what, rc, err.message,
+                m->rc, m->rc ? m->err.message : "accepted");
     return NULL;
 }
 
@@ -203,13 +206,20 @@ static uint8_t *gzip_bytes(const uint8_t *p, size_t n, size_t *out_n)
     return out;
 }
 
-/* What zlib's gz reader (the one under the library) makes of the n bytes
- * at p: a malloc'ed buffer and 0, or NULL and -1 when zlib reports corrupt
- * data, or NULL and 1 when the output would pass INFLATE_MAX. */
+/* What zlib's own gz reader makes of the n bytes at p, the reference for
+ * the library's gzip streams: a malloc'ed buffer and 0, or NULL and -1 when
+ * zlib reports corrupt data, or NULL and 1 when the output would pass
+ * INFLATE_MAX.  Read from a file in memory: gzread() fails on a read(2)
+ * that a signal interrupts, and libFuzzer's timers send signals. */
 static uint8_t *gunzip_bytes(const uint8_t *p, size_t n, size_t *out_n, int *status)
 {
-    struct fuzz_feed feed;
-    int fd = fuzz_feed_start(&feed, p, n);
+    int fd = fuzz_memfd();
+    for (size_t off = 0; off < n;) {
+        ssize_t w = write(fd, p + off, n - off);
+        if (w <= 0) FUZZ_TROUBLE("write to memfd: %s", strerror(errno));
+        off += (size_t)w;
+    }
+    if (lseek(fd, 0, SEEK_SET) != 0) FUZZ_TROUBLE("lseek");
     gzFile g = gzdopen(fd, "rb");
     if (!g) FUZZ_TROUBLE("gzdopen");
     size_t cap = 1 << 16, len = 0;
@@ -236,7 +246,6 @@ static uint8_t *gunzip_bytes(const uint8_t *p, size_t n, size_t *out_n, int *sta
         len += (size_t)got;
     }
     gzclose(g);
-    fuzz_feed_join(&feed);
     if (*status) {
         free(out);
         return NULL;

@@ -12,6 +12,8 @@ set -u
 : "${top_srcdir:=.}"
 : "${top_builddir:=.}"
 out=${1:?usage: gen-corpus.sh DIR}
+# Absolute, as the manifests are written from inside DIR.
+top_srcdir=$(cd "$top_srcdir" && pwd) && top_builddir=$(cd "$top_builddir" && pwd) || exit 2
 synth=$top_builddir/tests/gguf-synth
 hostile=$top_builddir/tests/gguf-hostile
 verify=$top_builddir/gguf-verify
