@@ -116,6 +116,10 @@ tests_verify_edit_LDADD = gguf/libgguf.la
 tests_test_hash_SOURCES = tests/test-hash.c tests/testutil.h
 tests_test_hash_LDADD = gguf/libgguf.la
 TESTS += tests/test-hash
+check_PROGRAMS += tests/test-manifest
+tests_test_manifest_SOURCES = tests/test-manifest.c tests/testutil.h tools/manifest.c tools/manifest.h
+tests_test_manifest_LDADD = tools/libcli.la gguf/libgguf.la
+TESTS += tests/test-manifest
 VERIFY_TESTS = tests/test-verify.sh tests/test-verify-manifest.sh tests/test-verify-embed.sh \
 	tests/test-verify-kat.sh tests/test-verify-model.sh tests/test-verify-hostile.sh \
 	tests/test-verify-tty.sh tests/test-verify-bounds.sh

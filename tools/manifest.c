@@ -172,8 +172,14 @@ static int next_line(struct lines *l, const char **s, size_t *n, uint64_t *off)
         size_t got = fread(l->window + have, 1, WINDOW - have, l->fp);
         l->end += got;
         if (got < WINDOW - have) {
-            if (ferror(l->fp)) return -2;
-            l->eof = 1;
+            if (!ferror(l->fp)) {
+                l->eof = 1;
+            } else if (errno == EINTR) {
+                /* A signal interrupted read(2); what came before it counts. */
+                clearerr(l->fp);
+            } else {
+                return -2;
+            }
         }
     }
 }
