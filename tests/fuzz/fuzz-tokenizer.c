@@ -21,7 +21,9 @@
  *    replacement), or valid UTF-8 (with);
  *  - the pre-tokenizer's pieces cover the text without gaps, and when no
  *    special token's text occurs, encoding piece by piece gives the same
- *    ids as encoding the whole.
+ *    ids as encoding the whole, and each piece (up to 256 bytes) the ids
+ *    of a plain reference merge loop written here: merge the adjacent pair
+ *    of lowest rank, the leftmost among equals, until no pair has a merge.
  */
 #include <config.h>
 
@@ -53,14 +55,27 @@ struct vocab {
     uint8_t raw[MAX_TOKENS][MAX_TOKEN_BYTES];
     size_t len[MAX_TOKENS];
     int n;
-    int32_t ml[MAX_TOKENS], mr[MAX_TOKENS];
+    int32_t ml[MAX_TOKENS], mr[MAX_TOKENS], mres[MAX_TOKENS]; /* merge i: l + r = mres, rank i */
     int n_merges;
+    /* merges by pair: open addressing on l << 16 | r, -1 empty */
+    int32_t slot_key[2 * MAX_TOKENS];
+    int16_t slot_rank[2 * MAX_TOKENS];
 };
+
+/* The slot of pair (l, r): where it is, or the empty one where it goes. */
+static size_t slot_of(const struct vocab *v, int32_t l, int32_t r)
+{
+    int32_t key = l << 16 | r;
+    size_t i = ((uint32_t)key * 2654435761u) % (2 * MAX_TOKENS);
+    while (v->slot_key[i] != -1 && v->slot_key[i] != key) i = (i + 1) % (2 * MAX_TOKENS);
+    return i;
+}
 
 static void vocab_bytes(struct vocab *v)
 {
     v->n = 0;
     v->n_merges = 0;
+    memset(v->slot_key, 0xff, sizeof v->slot_key);
     for (int pass = 0; pass < 2; pass++)
         for (unsigned b = 0; b < 256; b++) {
             if (bl_printable(b) != (pass == 0)) continue;
@@ -74,8 +89,8 @@ static void vocab_merge(struct vocab *v, int32_t l, int32_t r)
 {
     size_t n = v->len[l] + v->len[r];
     if (n > MAX_TOKEN_BYTES || v->n_merges == MAX_TOKENS - 256 - (int)N_SPECIALS) return;
-    for (int i = 0; i < v->n_merges; i++)
-        if (v->ml[i] == l && v->mr[i] == r) return;
+    size_t slot = slot_of(v, l, r);
+    if (v->slot_key[slot] != -1) return;
     uint8_t buf[MAX_TOKEN_BYTES];
     memcpy(buf, v->raw[l], v->len[l]);
     memcpy(buf + v->len[l], v->raw[r], v->len[r]);
@@ -87,8 +102,11 @@ static void vocab_merge(struct vocab *v, int32_t l, int32_t r)
         memcpy(v->raw[v->n], buf, n);
         v->len[v->n++] = n;
     }
+    v->slot_key[slot] = l << 16 | r;
+    v->slot_rank[slot] = (int16_t)v->n_merges;
     v->ml[v->n_merges] = l;
-    v->mr[v->n_merges++] = r;
+    v->mr[v->n_merges] = r;
+    v->mres[v->n_merges++] = id < 0 ? v->n - 1 : id;
 }
 
 /* Writes v as a model's tokenizer metadata into memory and loads it. */
@@ -148,6 +166,35 @@ static qwen_tokenizer *vocab_load(const struct vocab *v)
     return t;
 }
 
+/* The rank of merging tokens l and r in v, or -1. */
+static int rank_of(const struct vocab *v, int32_t l, int32_t r)
+{
+    size_t slot = slot_of(v, l, r);
+    return v->slot_key[slot] == -1 ? -1 : v->slot_rank[slot];
+}
+
+/* The reference: ids of the n bytes at p by the plain merge loop. */
+static size_t ref_bpe(const struct vocab *v, const uint8_t *p, size_t n, int32_t *ids)
+{
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = -1;
+        for (int t = 0; t < 256; t++)
+            if (v->raw[t][0] == p[i]) ids[i] = t;
+    }
+    for (;;) {
+        int best = -1;
+        size_t at = 0;
+        for (size_t i = 0; i + 1 < n; i++) {
+            int r = rank_of(v, ids[i], ids[i + 1]);
+            if (r >= 0 && (best < 0 || r < best)) best = r, at = i;
+        }
+        if (best < 0) return n;
+        ids[at] = v->mres[best];
+        memmove(ids + at + 1, ids + at + 2, (n - at - 2) * sizeof *ids);
+        n--;
+    }
+}
+
 static uint64_t rng(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -158,30 +205,32 @@ static uint64_t rng(uint64_t *s)
 
 /* Vocabulary k of the cached ones: merges that favour letters, space and
  * the tokens made so far, so that text meets long tokens. */
-static qwen_tokenizer *cached(unsigned k)
+static qwen_tokenizer *cached(unsigned k, const struct vocab **vp)
 {
     static qwen_tokenizer *cache[N_CACHED];
-    static struct vocab v;
+    static struct vocab vocabs[N_CACHED];
+    struct vocab *v = &vocabs[k];
+    *vp = v;
     if (cache[k]) return cache[k];
     uint64_t s = 0x5eed0000u + k;
     static const char common[] = "etaoinshrdlucmfwypvbgkqjxz ETAOIN0123456789.,'\n\xe4\xb8\x80\xc3\xa9";
-    vocab_bytes(&v);
+    vocab_bytes(v);
     for (int m = 0; m < 150 * (int)(k + 1); m++) {
         int32_t pick[2];
         for (int j = 0; j < 2; j++) {
             uint64_t r = rng(&s);
-            if (r % 3 == 0 && v.n > 256) {
-                pick[j] = 256 + (int32_t)(r / 3 % (uint64_t)(v.n - 256));
+            if (r % 3 == 0 && v->n > 256) {
+                pick[j] = 256 + (int32_t)(r / 3 % (uint64_t)(v->n - 256));
             } else {
                 unsigned char c = (unsigned char)common[r / 3 % (sizeof common - 1)];
                 pick[j] = -1;
                 for (int i = 0; i < 256; i++)
-                    if (v.raw[i][0] == c) pick[j] = i;
+                    if (v->raw[i][0] == c) pick[j] = i;
             }
         }
-        vocab_merge(&v, pick[0], pick[1]);
+        vocab_merge(v, pick[0], pick[1]);
     }
-    return cache[k] = vocab_load(&v);
+    return cache[k] = vocab_load(v);
 }
 
 static int utf8_valid(const unsigned char *s, size_t n)
@@ -219,7 +268,8 @@ static void collect(void *ctx, size_t start, size_t end)
     p->end[p->n++] = end;
 }
 
-static void check_text(const qwen_tokenizer *t, const char *text, size_t n, unsigned flags)
+static void check_text(const qwen_tokenizer *t, const struct vocab *voc, const char *text,
+                       size_t n, unsigned flags)
 {
     gguf_error err;
     int32_t n_vocab = qwen_tokenizer_n_vocab(t);
@@ -285,9 +335,17 @@ static void check_text(const qwen_tokenizer *t, const char *text, size_t n, unsi
     }
     if (!special) {
         qwen_ids each = QWEN_IDS_INIT;
-        for (size_t i = 0; i < p.n; i++)
-            FUZZ_ASSERT(qwen_tokenize(t, text + p.start[i], p.end[i] - p.start[i], flags, &each,
-                                      &err) == GGUF_OK, "tokenize a piece: %s", err.message);
+        int32_t ref[256];
+        for (size_t i = 0; i < p.n; i++) {
+            size_t before = each.n, len = p.end[i] - p.start[i];
+            FUZZ_ASSERT(qwen_tokenize(t, text + p.start[i], len, flags, &each, &err) == GGUF_OK,
+                        "tokenize a piece: %s", err.message);
+            if (len > 256) continue;
+            size_t nr = ref_bpe(voc, (const uint8_t *)text + p.start[i], len, ref);
+            FUZZ_ASSERT(each.n - before == nr && memcmp(each.v + before, ref, nr * sizeof *ref) == 0,
+                        "piece %zu (%zu bytes at %zu): %zu ids, the reference merge loop %zu", i,
+                        len, p.start[i], each.n - before, nr);
+        }
         FUZZ_ASSERT(each.n == nv && (nv == 0 || memcmp(each.v, v, nv * sizeof *v) == 0),
                     "piece by piece: %zu ids, whole: %zu", each.n, nv);
         qwen_ids_free(&each);
@@ -305,6 +363,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned flags = choice & 4 ? QWEN_TOKENIZE_SPECIAL : 0;
     qwen_tokenizer *own = NULL;
     const qwen_tokenizer *t;
+    const struct vocab *voc;
     if (choice & 8) {
         static struct vocab v;
         vocab_bytes(&v);
@@ -314,10 +373,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             vocab_merge(&v, (int32_t)(l % v.n), (int32_t)(r % v.n));
         }
         t = own = vocab_load(&v);
+        voc = &v;
     } else {
-        t = cached(choice & 3);
+        t = cached(choice & 3, &voc);
     }
-    check_text(t, (const char *)in.p, in.n, flags);
+    check_text(t, voc, (const char *)in.p, in.n, flags);
     qwen_tokenizer_free(own);
     return 0;
 }
