@@ -550,6 +550,24 @@ static void test_gzip_rules(void)
     free(o.p);
 }
 
+/* A file without tensors may end before the padding of a data section it
+ * does not have: read to its end from a sequential stream as well. */
+static void test_no_tensors_unpadded(void)
+{
+    struct bytes o = b_header(3, 0, 0, 0);     /* 24 bytes; a data section would start at 32 */
+    gguf_file *f = NULL;
+    gguf_error err;
+    pid_t child;
+    CHECK(gguf_open_memory(&f, o.p, o.n, "mem", &err) == GGUF_OK, "memory: %s", err.message);
+    gguf_close(f);
+    REQUIRE(open_pipe(&f, &o, GGUF_OPEN_SEQUENTIAL, &err, &child) == GGUF_OK, "%s", err.message);
+    CHECK(gguf_read_to_end(f, &err) == GGUF_OK && gguf_file_size(f) == o.n,
+          "read to the end: %s", err.message);
+    gguf_close(f);
+    waitpid(child, NULL, 0);
+    free(o.p);
+}
+
 /* A stream is read forward: bytes that have gone by cannot be read again. */
 static void test_stream_order(void)
 {
@@ -643,6 +661,7 @@ int main(void)
     test_stream_order();
     test_signals();
     test_gzip_rules();
+    test_no_tensors_unpadded();
     rmdir(tmpdir);
     tu_finish();
 }

@@ -27,8 +27,6 @@
 
 /* Files over 1 GB show progress on a terminal. */
 #define PROGRESS_MIN UINT64_C(1000000000)
-#define META_PART MANIFEST_META_PART
-#define META_PART_LEN MANIFEST_META_PART_LEN
 
 enum mode { MODE_VERIFY, MODE_WRITE, MODE_CHECK, MODE_EMBED };
 
@@ -724,13 +722,13 @@ static void write_manifest(const struct vfile *v)
     cli_out_putc(out, '\n');
     uint64_t n = gguf_tensor_count(v->f);
     /* The metadata line is left out when a tensor has its name. */
-    if (!gguf_tensor_find(v->f, META_PART)) {
-        put_marker(v->name, META_PART, META_PART_LEN);
+    if (!gguf_tensor_find(v->f, MANIFEST_META_PART)) {
+        put_marker(v->name, MANIFEST_META_PART, MANIFEST_META_PART_LEN);
         cli_out_str(out, algo);
         cli_out_printf(out, "  %s  ", gguf_digest_hex(&v->meta, hex));
         manifest_put_escaped(out, v->name, strlen(v->name));
         cli_out_putc(out, ':');
-        cli_out_str(out, META_PART);
+        cli_out_str(out, MANIFEST_META_PART);
         cli_out_putc(out, '\n');
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -839,7 +837,8 @@ static void malformed_line(void *ctx, unsigned long line, uint64_t offset)
 {
     struct manifest *m = ctx;
     m->malformed++;
-    if (opt.strict && !opt.status) cli_error(m->shown, "%lu: improperly formatted checksum line", line);
+    if (opt.strict && !opt.status)
+        cli_error(m->shown, "%lu: improperly formatted checksum line", line);
 }
 
 /* Reads the manifest.  Returns 0 (m->truncated set when an overlong line
@@ -916,8 +915,8 @@ static void split_names(struct manifest *m)
     for (size_t i = 0; i < m->n; i++) {
         struct entry *e = &m->e[i];
         if (!e->split) e->part = PART_FILE;
-        else if (e->len - e->split - 1 == META_PART_LEN &&
-                 memcmp(e->name + e->split + 1, META_PART, META_PART_LEN) == 0)
+        else if (e->len - e->split - 1 == MANIFEST_META_PART_LEN &&
+                 memcmp(e->name + e->split + 1, MANIFEST_META_PART, MANIFEST_META_PART_LEN) == 0)
             e->part = PART_META;
         else e->part = PART_TENSOR;
     }
