@@ -185,8 +185,21 @@ enum gguf_open_flags {
      * order with gguf_read_data().  Without this flag a stream is read to
      * its end (data discarded) so that its size is known and every tensor
      * range is checked exactly as for a mapped file. */
-    GGUF_OPEN_SEQUENTIAL = 1u << 1
+    GGUF_OPEN_SEQUENTIAL = 1u << 1,
+    /* For GGUF_OPEN_SEQUENTIAL streams, for callers to whom any byte after
+     * the data section is an error: gguf_hash_file() and gguf_read_to_end()
+     * read at most GGUF_TRAILING_READ_MAX bytes past the padding after the
+     * last tensor instead of reading the input to its end, so that an
+     * endless input (a model followed by /dev/zero) is decided at once
+     * while a short tail is still read and counted exactly.  See
+     * gguf_stopped_at_trailing().  No effect on other inputs, whose size is
+     * known. */
+    GGUF_OPEN_STOP_AT_TRAILING = 1u << 2
 };
+
+/* How many bytes after the data section a GGUF_OPEN_STOP_AT_TRAILING
+ * stream is read at most. */
+#define GGUF_TRAILING_READ_MAX 65536
 
 /* Opens and validates a GGUF file.
  *
@@ -258,6 +271,13 @@ GGUF_API uint64_t gguf_data_offset(const gguf_file *f);  /* start of the data se
 GGUF_API uint64_t gguf_file_size(const gguf_file *f);
 /* End of the last tensor's data (absolute), or data offset if no tensor. */
 GGUF_API uint64_t gguf_data_end(const gguf_file *f);
+/* 1 when a GGUF_OPEN_STOP_AT_TRAILING stream stopped reading after the data
+ * section: more than GGUF_TRAILING_READ_MAX bytes follow the padding after
+ * the last tensor (gguf_data_end() rounded up to the alignment), the size
+ * of the input is not known, gguf_file_size() counts the bytes read so
+ * far, and the whole-file digest of gguf_hash_file() is not that of the
+ * input.  Else 0. */
+GGUF_API int gguf_stopped_at_trailing(const gguf_file *f);
 
 /* The memory mapping under a GGUF_INPUT_MAPPED file: stores its first byte
  * in *base and its length (the file's size when it was opened) in *len and
@@ -340,6 +360,10 @@ GGUF_API gguf_str gguf_array_str(const gguf_value *arr, uint64_t i);
  * The pointer may be unaligned for its element type. */
 GGUF_API const void *gguf_array_data(const gguf_value *arr);
 
+/* Longest tensor name, in bytes, that the reader accepts and the writer
+ * writes. */
+#define GGUF_TENSOR_NAME_MAX 64
+
 /* One tensor of the directory. */
 typedef struct gguf_tensor {
     gguf_str name;
@@ -372,8 +396,9 @@ GGUF_API uint64_t gguf_tensor_index(const gguf_file *f, const gguf_tensor *t);
 GGUF_API int gguf_read_data(gguf_file *f, uint64_t offset, void *buf, size_t n, gguf_error *err);
 
 /* For a GGUF_OPEN_SEQUENTIAL stream: reads the rest of the input (after all
- * tensor data, discarding it), so that gguf_file_size() is exact.  For other
- * inputs does nothing.  Returns GGUF_OK, GGUF_E_IO, or GGUF_E_FORMAT when the
+ * tensor data, discarding it), so that gguf_file_size() is exact (with
+ * GGUF_OPEN_STOP_AT_TRAILING, at most GGUF_TRAILING_READ_MAX bytes past the
+ * data section: see gguf_stopped_at_trailing()).  For other inputs does nothing.  Returns GGUF_OK, GGUF_E_IO, or GGUF_E_FORMAT when the
  * input ends before the last tensor's data. */
 GGUF_API int gguf_read_to_end(gguf_file *f, gguf_error *err);
 
@@ -592,7 +617,9 @@ typedef void (*gguf_hash_progress)(void *ctx, uint64_t done, uint64_t total);
  * A mapped file is read in place, with sequential-access hints to the
  * kernel for the duration.  A stream must have been opened with
  * GGUF_OPEN_SEQUENTIAL: it is read to its end, so that afterwards
- * gguf_file_size() is exact.  Bytes a stream has passed are gone (unless
+ * gguf_file_size() is exact (with GGUF_OPEN_STOP_AT_TRAILING, to its end
+ * or until it is known to go on too far past the data section: see
+ * gguf_stopped_at_trailing()).  Bytes a stream has passed are gone (unless
  * the whole input fitted in the header buffer): hashing a stream opened
  * without the flag, or a second time, then gives GGUF_E_INVALID.
  *

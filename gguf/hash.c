@@ -405,9 +405,16 @@ static int walk_stream(struct walk *w, const uint64_t *idx, uint64_t m, gguf_dig
         if (rc) return rc;
         pos = t->file_offset + t->size;
     }
+    /* The rest of the input; with GGUF_OPEN_STOP_AT_TRAILING only so far
+     * past the data section (the first byte there decided the answer). */
+    uint64_t stop = gg_file_stop_offset(f);
     piece_begin(w, 0);
-    rc = stream_range(w, pos, UINT64_MAX);
+    rc = stream_range(w, pos, stop == UINT64_MAX ? UINT64_MAX : stop + 1);
     piece_end(w, NULL);
+    if (rc == GGUF_OK && stop != UINT64_MAX) {
+        gg_file_stopped(f);
+        return GGUF_OK;
+    }
     if (rc != GG_EOF) return rc ? rc : gg_fail(w->err, GGUF_E_IO, EFBIG, pos, gguf_name(f),
                                                "input too large");
     uint64_t size = w->s->size, n = gguf_tensor_count(f);
@@ -439,7 +446,7 @@ int gguf_hash_file(gguf_file *f, uint32_t algo, gguf_digest *file, gguf_digest *
     w.whole_crc = crc32(0L, Z_NULL, 0);
     w.progress = progress;
     w.ctx = ctx;
-    int stream = w.s->gz != NULL;
+    int stream = w.s->st != NULL;
     w.total = stream ? 0 : w.s->size;
     w.next_report = PROGRESS_STEP;
 

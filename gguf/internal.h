@@ -16,7 +16,7 @@
 
 /* Limits the format rules of libgguf(3) impose. */
 #define GG_MAX_KEY_LEN 65535u
-#define GG_MAX_TENSOR_NAME 64u
+#define GG_MAX_TENSOR_NAME ((unsigned)GGUF_TENSOR_NAME_MAX)
 #define GG_MAX_ARRAY_DEPTH 8u
 #define GG_MAX_ALIGNMENT (1u << 20)
 #define GG_DEFAULT_ALIGNMENT 32u
@@ -155,7 +155,7 @@ typedef struct gg_source {
     int fd;                 /* mapped files: the descriptor, else -1 */
     void *map;              /* mapped files: the mapping */
     size_t map_len;
-    void *gz;               /* streams: the gzFile (transparent for plain data) */
+    struct gg_stream *st;   /* streams: the descriptor's reader (and inflater for gzip) */
     uint8_t *buf;           /* streams: the buffer base points into */
     uint64_t cap;
 } gg_source;
@@ -195,5 +195,13 @@ GG_HIDDEN gg_source *gg_file_source(gguf_file *f);
 /* The indices of f's tensors ordered by data offset, ties by index
  * (gguf_tensor_count() of them; NULL when there are none). */
 GG_HIDDEN const uint64_t *gg_file_order(const gguf_file *f);
+
+/* For a stream opened with GGUF_OPEN_SEQUENTIAL | GGUF_OPEN_STOP_AT_TRAILING:
+ * the offset of the byte whose presence stops the reading of the rest of
+ * the input, GGUF_TRAILING_READ_MAX bytes after the data section's padded
+ * end (gg_file_stopped() records that it was there); UINT64_MAX for every
+ * other input. */
+GG_HIDDEN uint64_t gg_file_stop_offset(const gguf_file *f);
+GG_HIDDEN void gg_file_stopped(gguf_file *f);
 
 #endif /* GGUF_INTERNAL_H */

@@ -40,6 +40,8 @@ struct gguf_file {
     gg_names kv_names, tensor_names;
     uint32_t alignment;
     uint64_t header_size, data_offset, data_end;
+    unsigned flags;         /* of gguf_open */
+    int stopped;            /* see gguf_stopped_at_trailing() */
     /* every allocation made for arrays, freed at close */
     void **allocs;
     size_t n_allocs, cap_allocs;
@@ -724,12 +726,13 @@ static int parse(gguf_file *f, unsigned flags, gguf_error *err)
 {
     parser p = {.f = f, .err = err};
     int rc;
+    f->flags = flags;
     f->alignment = GG_DEFAULT_ALIGNMENT;
     if ((rc = parse_header(&p))) return rc;
     if ((rc = parse_kvs(&p))) return rc;
     if ((rc = parse_tensor_infos(&p))) return rc;
     f->header_size = p.pos;
-    int stream = f->src.gz != NULL;
+    int stream = f->src.st != NULL;
     int size_known = 1;
     if (stream) {
         if (flags & GGUF_OPEN_SEQUENTIAL) {
@@ -875,6 +878,20 @@ int gguf_mapped_range(const gguf_file *f, const void **base, size_t *len)
     if (base) *base = mapped ? f->src.map : NULL;
     if (len) *len = mapped ? f->src.map_len : 0;
     return mapped;
+}
+
+int gguf_stopped_at_trailing(const gguf_file *f) { return f->stopped; }
+void gg_file_stopped(gguf_file *f) { f->stopped = 1; }
+
+uint64_t gg_file_stop_offset(const gguf_file *f)
+{
+    unsigned both = GGUF_OPEN_SEQUENTIAL | GGUF_OPEN_STOP_AT_TRAILING;
+    uint64_t end;
+    if (!f->src.st || (f->flags & both) != both ||
+        !gg_align_up(f->data_end, f->alignment, &end) ||
+        !gg_add(end, GGUF_TRAILING_READ_MAX, &end))
+        return UINT64_MAX;
+    return end;
 }
 
 uint64_t gguf_file_size(const gguf_file *f)
@@ -1106,7 +1123,7 @@ int gguf_read_data(gguf_file *f, uint64_t offset, void *buf, size_t n, gguf_erro
         return gg_fail(err, GGUF_E_INVALID, 0, UINT64_MAX, NULL, "gguf_read_data: NULL argument");
     if (!gg_add(offset, n, &end))
         return gg_fail(err, GGUF_E_INVALID, 0, offset, f->name, "read range overflows");
-    if (!f->src.gz) {
+    if (!f->src.st) {
         if (end > f->src.size) return data_truncated(f, end, err);
         memcpy(buf, f->src.base + offset, n);
         return GGUF_OK;
@@ -1119,9 +1136,23 @@ int gguf_read_data(gguf_file *f, uint64_t offset, void *buf, size_t n, gguf_erro
 int gguf_read_to_end(gguf_file *f, gguf_error *err)
 {
     if (!f) return gg_fail(err, GGUF_E_INVALID, 0, UINT64_MAX, NULL, "NULL handle");
-    if (!f->src.gz) return GGUF_OK;
-    int rc = gg_source_drain(&f->src, f->name, err);
-    if (rc) return rc;
-    if (f->src.size < f->data_end) return data_truncated(f, f->data_end, err);
+    if (!f->src.st || f->stopped) return GGUF_OK;
+    uint64_t stop = gg_file_stop_offset(f);
+    unsigned char byte;
+    int rc;
+    if (stop == UINT64_MAX) {
+        if ((rc = gg_source_drain(&f->src, f->name, err))) return rc;
+    } else if (stop < f->src.spos) {
+        f->stopped = 1;     /* the stream has given that byte already */
+        return GGUF_OK;
+    } else if ((rc = gg_source_read(&f->src, stop, &byte, 1, f->name, err)) == GGUF_OK) {
+        f->stopped = 1;
+        return GGUF_OK;
+    } else if (rc != GG_EOF) {
+        return rc;
+    }
+    /* Without tensors there is no data section to hold, so a file may end
+     * before the padding that would align one, as a mapped file may. */
+    if (f->n_tensors > 0 && f->src.size < f->data_end) return data_truncated(f, f->data_end, err);
     return GGUF_OK;
 }

@@ -29,6 +29,7 @@
 
 #include "gguf/gguf.h"
 #include "quant/quant.h"
+#include "tests/bytelevel.h"
 
 #define PROG "gguf-synth"
 #define EXIT_TROUBLE 2
@@ -383,13 +384,11 @@ static void build_vocab(struct vocab *v, const struct shape *sh, uint64_t seed)
 
     /* Byte tokens. */
     uint32_t id = 0;
-    unsigned extra = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (unsigned b = 0; b < 256; b++) {
-            int printable = (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
-            if (printable != (pass == 0)) continue;
+            if (bl_printable(b) != (pass == 0)) continue;
             char u[2];
-            size_t n = utf8_put(u, printable ? b : 0x100 + extra++);
+            size_t n = utf8_put(u, bl_code_point(b));
             char *p = arena_put(v, u, n);
             v->tokens[id] = (gguf_str){p, n};
             v->types[id] = TOK_NORMAL;

@@ -10,7 +10,7 @@ AM_TESTS_ENVIRONMENT = \
 
 # The model generator (built by make check, not installed).
 check_PROGRAMS += tests/gguf-synth
-tests_gguf_synth_SOURCES = tests/gguf-synth.c
+tests_gguf_synth_SOURCES = tests/gguf-synth.c tests/bytelevel.h
 tests_gguf_synth_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gguf_synth_LDFLAGS = $(OPENMP_CFLAGS)
 tests_gguf_synth_LDADD = gguf/libgguf.la -lm
@@ -122,9 +122,13 @@ tests_verify_edit_LDADD = gguf/libgguf.la
 tests_test_hash_SOURCES = tests/test-hash.c tests/testutil.h
 tests_test_hash_LDADD = gguf/libgguf.la
 TESTS += tests/test-hash
+check_PROGRAMS += tests/test-manifest
+tests_test_manifest_SOURCES = tests/test-manifest.c tests/testutil.h tools/manifest.c tools/manifest.h
+tests_test_manifest_LDADD = tools/libcli.la gguf/libgguf.la
+TESTS += tests/test-manifest
 VERIFY_TESTS = tests/test-verify.sh tests/test-verify-manifest.sh tests/test-verify-embed.sh \
 	tests/test-verify-kat.sh tests/test-verify-model.sh tests/test-verify-hostile.sh \
-	tests/test-verify-tty.sh
+	tests/test-verify-tty.sh tests/test-verify-bounds.sh
 TESTS += $(VERIFY_TESTS)
 EXTRA_DIST += $(VERIFY_TESTS) tests/test-verify-common.sh
 
@@ -142,7 +146,7 @@ TESTS += tests/test-forward
 # special tokens, streaming UTF-8, bad metadata; the reference's known
 # answers with a real vocabulary (QWEN_MODEL) ---
 check_PROGRAMS += tests/test-tokenizer
-tests_test_tokenizer_SOURCES = tests/test-tokenizer.c tests/testutil.h
+tests_test_tokenizer_SOURCES = tests/test-tokenizer.c tests/testutil.h tests/bytelevel.h
 tests_test_tokenizer_LDADD = infer/libinfer.la gguf/libgguf.la
 tests_test_tokenizer_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/test-tokenizer tests/test-tokenizer-real.sh tests/test-tokenizer-synth.sh
@@ -206,7 +210,8 @@ EXTRA_DIST += tests/test-sigbus.sh tests/test-fault.sh tests/test-fault-common.s
 # fault-injection tests, whose LD_PRELOAD shim memcheck cannot host.
 # memcheck's reports (lines "==PID== ...") fail the target, and so does a
 # run in which no tool ran under it.
-VALGRIND_TESTS = $(filter-out %-real.sh tests/test-sigbus.sh tests/test-fault.sh,$(filter %.sh,$(TESTS)))
+VALGRIND_SKIP = %-real.sh tests/test-sigbus.sh tests/test-fault.sh
+VALGRIND_TESTS = $(filter-out $(VALGRIND_SKIP),$(filter %.sh,$(TESTS)))
 check-valgrind: all
 	rm -rf valgrind-logs && mkdir valgrind-logs
 	GGUF_TEST_VALGRIND="$$(cd valgrind-logs && pwd)" \
@@ -220,3 +225,4 @@ clean-local: clean-valgrind
 clean-valgrind:
 	rm -rf valgrind-logs
 .PHONY: check-valgrind clean-valgrind
+include tests/fuzz/local.mk

@@ -5,12 +5,17 @@
  * to one shot, hex round trips, and gguf_hash_file() over a file with
  * padding between its tensors and an empty one, mapped, in memory and as a
  * stream: every digest equals the one-shot digest of the same byte range.
+ * GGUF_OPEN_STOP_AT_TRAILING: a short tail is read and counted exactly, a
+ * longer or endless one stops the reading GGUF_TRAILING_READ_MAX bytes past
+ * the data section, for gguf_hash_file() and gguf_read_to_end() alike.
  */
 #include <config.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gguf/gguf.h"
@@ -264,10 +269,130 @@ static void test_file(void)
     free(bytes);
 }
 
+/* A pipe that gives the n bytes at p, then `tail` zero bytes (SIZE_MAX:
+ * zeros without end), from a child process.  Returns the read end. */
+static int feed_pipe(const unsigned char *p, size_t n, size_t tail, pid_t *child)
+{
+    int fds[2];
+    if (pipe(fds) < 0) HARD_ERROR("pipe");
+    pid_t pid = fork();
+    if (pid < 0) HARD_ERROR("fork");
+    if (pid == 0) {
+        static const unsigned char zeros[65536];
+        close(fds[0]);
+        for (size_t off = 0; off < n;) {
+            ssize_t w = write(fds[1], p + off, n - off);
+            if (w <= 0) _exit(1);
+            off += (size_t)w;
+        }
+        while (tail > 0) {
+            size_t k = tail < sizeof zeros ? tail : sizeof zeros;
+            ssize_t w = write(fds[1], zeros, k);
+            if (w <= 0) _exit(0);       /* the reader stopped */
+            if (tail != SIZE_MAX) tail -= (size_t)w;
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    *child = pid;
+    return fds[0];
+}
+
+/* The file followed by `tail` zero bytes through a pipe, opened with
+ * GGUF_OPEN_STOP_AT_TRAILING; read by gguf_hash_file() or, with
+ * to_end, gguf_read_to_end().  `stops`: whether the reading must stop
+ * before the end. */
+static void check_stop(const unsigned char *bytes, size_t n, size_t tail, int to_end, int stops)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%s, tail of %s%zu", to_end ? "read to end" : "hash",
+             tail == SIZE_MAX ? "endless " : "", tail == SIZE_MAX ? 0 : tail);
+    pid_t child;
+    int fd = feed_pipe(bytes, n, tail, &child);
+    gguf_file *f;
+    gguf_error err;
+    REQUIRE(gguf_open_fd(&f, fd, "(pipe)", GGUF_OPEN_SEQUENTIAL | GGUF_OPEN_STOP_AT_TRAILING,
+                         &err) == GGUF_OK, "%s: open: %s", what, err.message);
+    uint64_t nt = gguf_tensor_count(f);
+    gguf_digest whole, t[8], want;
+    int rc;
+    if (to_end) {
+        rc = gguf_read_to_end(f, &err);
+    } else {
+        rc = gguf_hash_file(f, GGUF_HASH_XXH3, &whole, NULL, t, NULL, NULL, &err);
+    }
+    CHECK(rc == GGUF_OK, "%s: %s", what, rc ? err.message : "");
+    CHECK(gguf_stopped_at_trailing(f) == stops, "%s: stopped %d, expected %d", what,
+          gguf_stopped_at_trailing(f), stops);
+    if (!rc && !stops) {
+        CHECK(gguf_file_size(f) == n + tail, "%s: size %llu, expected %zu", what,
+              (unsigned long long)gguf_file_size(f), n + tail);
+    }
+    if (!rc && stops) {
+        CHECK(gguf_file_size(f) > n + GGUF_TRAILING_READ_MAX, "%s: %llu bytes read", what,
+              (unsigned long long)gguf_file_size(f));
+    }
+    if (!rc && !to_end) {
+        for (uint64_t i = 0; i < nt; i++) {
+            const gguf_tensor *tt = gguf_tensor_at(f, i);
+            gguf_hash_buffer(GGUF_HASH_XXH3, bytes + tt->file_offset, (size_t)tt->size, &want);
+            CHECK(gguf_digest_equal(&t[i], &want), "%s: tensor %llu", what, (unsigned long long)i);
+        }
+        if (!stops) {
+            unsigned char *all = calloc(1, n + tail);
+            if (!all) HARD_ERROR("out of memory");
+            memcpy(all, bytes, n);
+            gguf_hash_buffer(GGUF_HASH_XXH3, all, n + tail, &want);
+            CHECK(gguf_digest_equal(&whole, &want), "%s: the whole input hashed", what);
+            free(all);
+        }
+    }
+    gguf_close(f);
+    if (tail == SIZE_MAX) kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+}
+
+static void test_stop(void)
+{
+    char path[] = "/tmp/test-hash.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) HARD_ERROR("mkstemp");
+    close(fd);
+    write_file(path);
+    size_t n;
+    unsigned char *bytes = slurp(path, &n);
+    for (int to_end = 0; to_end < 2; to_end++) {
+        check_stop(bytes, n, 0, to_end, 0);
+        check_stop(bytes, n, 10, to_end, 0);
+        check_stop(bytes, n, GGUF_TRAILING_READ_MAX, to_end, 0);
+        check_stop(bytes, n, GGUF_TRAILING_READ_MAX + 1, to_end, 1);
+        check_stop(bytes, n, SIZE_MAX, to_end, 1);
+    }
+    /* A mapped file's size is known: the flag changes nothing. */
+    FILE *fp = fopen(path, "ab");
+    static const unsigned char zeros[GGUF_TRAILING_READ_MAX + 100];
+    if (!fp || fwrite(zeros, 1, sizeof zeros, fp) != sizeof zeros || fclose(fp))
+        HARD_ERROR("append to %s", path);
+    gguf_file *f;
+    gguf_error err;
+    REQUIRE(gguf_open(&f, path, NULL, GGUF_OPEN_SEQUENTIAL | GGUF_OPEN_STOP_AT_TRAILING, &err) ==
+                GGUF_OK, "mapped: %s", err.message);
+    gguf_digest w;
+    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, &err) == GGUF_OK &&
+              !gguf_stopped_at_trailing(f) && gguf_file_size(f) == n + sizeof zeros,
+          "mapped: read whole");
+    gguf_close(f);
+    unlink(path);
+    free(bytes);
+}
+
 int main(void)
 {
+    signal(SIGPIPE, SIG_IGN);   /* the feeding children write on */
+    alarm(120);                 /* an endless input that is never left fails, not hangs */
     test_names();
     test_kats();
     test_file();
+    test_stop();
     tu_finish();
 }

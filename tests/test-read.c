@@ -4,7 +4,10 @@
  * so that a shared misunderstanding of the format cannot hide in both.  Each
  * is read back in every version (1, 2, 3), both byte orders and every input
  * mode (mapped, stream, gzip file, pipe, memory, sequential stream), and all
- * modes must agree. */
+ * modes must agree.  Streams are read whole while a signal handler
+ * interrupts the reads (EINTR); gzip streams follow gzread's rules
+ * (members in a row, bytes after the last ignored) and name truncation and
+ * corruption. */
 #include <config.h>
 
 #include <errno.h>
@@ -12,6 +15,8 @@
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/time.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -392,6 +397,177 @@ static void test_truncated_stream(void)
     free(o.p);
 }
 
+/* The n bytes at p as one gzip member (malloc'ed; *out_n its size). */
+static unsigned char *gzip_member(const void *p, size_t n, size_t *out_n)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        HARD_ERROR("deflateInit2");
+    size_t cap = deflateBound(&z, (uLong)n) + 64;
+    unsigned char *out = malloc(cap);
+    if (!out) HARD_ERROR("out of memory");
+    z.next_in = (Bytef *)(uintptr_t)p;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END) HARD_ERROR("deflate");
+    *out_n = cap - z.avail_out;
+    deflateEnd(&z);
+    return out;
+}
+
+/* Opens the n bytes at p through a pipe whose writer (a child process)
+ * sends them 7 bytes at a time, 100 us apart. */
+static int open_slow_pipe(gguf_file **f, const void *p, size_t n, gguf_error *err, pid_t *child)
+{
+    int fds[2];
+    if (pipe(fds) < 0) HARD_ERROR("pipe");
+    pid_t pid = fork();
+    if (pid < 0) HARD_ERROR("fork");
+    if (pid == 0) {
+        close(fds[0]);
+        const unsigned char *b = p;
+        struct timespec pause = { 0, 100000 };
+        for (size_t off = 0; off < n;) {
+            size_t k = n - off < 7 ? n - off : 7;
+            ssize_t w = write(fds[1], b + off, k);
+            if (w <= 0) _exit(1);
+            off += (size_t)w;
+            nanosleep(&pause, NULL);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    *child = pid;
+    return gguf_open_fd(f, fds[0], "(pipe)", 0, err);
+}
+
+static volatile sig_atomic_t ticks;
+static void on_tick(int sig)
+{
+    (void)sig;
+    ticks++;
+}
+
+/* A handler without SA_RESTART, called every 20 us while a slow pipe is
+ * read: read(2) fails with EINTR again and again, and the stream must be
+ * read all the same, plain and gzip-compressed. */
+static void test_signals(void)
+{
+    size_t data_off, zn;
+    struct bytes o = make_file(3, 0, &data_off);
+    unsigned char *z = gzip_member(o.p, o.n, &zn);
+    gguf_file *ref, *f;
+    gguf_error err;
+    REQUIRE(gguf_open_memory(&ref, o.p, o.n, "ref", &err) == GGUF_OK, "%s", err.message);
+    char *want = render(ref);
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_tick;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;
+    if (sigaction(SIGALRM, &sa, &old) < 0) HARD_ERROR("sigaction");
+    struct itimerval every = { { 0, 20 }, { 0, 20 } }, off = { { 0, 0 }, { 0, 0 } };
+    for (int gz = 0; gz < 2; gz++) {
+        pid_t child;
+        ticks = 0;
+        setitimer(ITIMER_REAL, &every, NULL);
+        int rc = open_slow_pipe(&f, gz ? z : o.p, gz ? zn : o.n, &err, &child);
+        setitimer(ITIMER_REAL, &off, NULL);
+        CHECK(rc == GGUF_OK, "%s pipe under signals: %s", gz ? "gzip" : "plain", err.message);
+        CHECK(ticks > 10, "the signal came (%d times)", (int)ticks);
+        if (rc == GGUF_OK) {
+            char *got = render(f);
+            CHECK(strcmp(got, want) == 0, "%s pipe under signals: content differs", gz ? "gzip" : "plain");
+            free(got);
+            CHECK(gguf_input_mode(f) == (gz ? GGUF_INPUT_GZIP : GGUF_INPUT_STREAM), "mode");
+        }
+        gguf_close(f);
+        waitpid(child, NULL, 0);
+    }
+    sigaction(SIGALRM, &old, NULL);
+    free(want);
+    gguf_close(ref);
+    free(z);
+    free(o.p);
+}
+
+/* Opens the n bytes at p through a pipe, as a stream read whole. */
+static int open_bytes(gguf_file **f, const void *p, size_t n, gguf_error *err)
+{
+    struct bytes b = { (unsigned char *)(uintptr_t)p, n, n, 0, 0 };
+    pid_t child;
+    int rc = open_pipe(f, &b, 0, err, &child);
+    waitpid(child, NULL, 0);
+    return rc;
+}
+
+/* gzip input as gzread reads it: members in a row make one input, bytes
+ * after the last member that do not start another are ignored; a cut or
+ * damaged member is named as such. */
+static void test_gzip_rules(void)
+{
+    size_t data_off, z1n, z2n, zn;
+    struct bytes o = make_file(3, 0, &data_off);
+    size_t half = o.n / 2;
+    unsigned char *z1 = gzip_member(o.p, half, &z1n), *z2 = gzip_member(o.p + half, o.n - half, &z2n);
+    unsigned char *z = gzip_member(o.p, o.n, &zn);
+    gguf_file *ref, *f;
+    gguf_error err;
+    REQUIRE(gguf_open_memory(&ref, o.p, o.n, "ref", &err) == GGUF_OK, "%s", err.message);
+    char *want = render(ref);
+    struct bytes two = { NULL, 0, 0, 0, 0 };
+    b_put(&two, z1, z1n);
+    b_put(&two, z2, z2n);
+    CHECK(open_bytes(&f, two.p, two.n, &err) == GGUF_OK, "two members: %s", err.message);
+    if (f) {
+        char *got = render(f);
+        CHECK(strcmp(got, want) == 0, "two members: content");
+        free(got);
+        gguf_close(f);
+    }
+    struct bytes tail = { NULL, 0, 0, 0, 0 };
+    b_put(&tail, z, zn);
+    b_put(&tail, "trailing garbage", 16);
+    CHECK(open_bytes(&f, tail.p, tail.n, &err) == GGUF_OK && gguf_file_size(f) == o.n,
+          "bytes after the last member are ignored: %s", f ? "" : err.message);
+    gguf_close(f);
+    CHECK(open_bytes(&f, z, zn - 20, &err) == GGUF_E_FORMAT &&
+              strstr(err.message, "(pipe): gzip stream truncated after ") == err.message,
+          "a cut member: %s", err.message);
+    z[zn / 2] ^= 0x55;
+    CHECK(open_bytes(&f, z, zn, &err) == GGUF_E_FORMAT &&
+              strstr(err.message, "(pipe): gzip data corrupt after ") == err.message,
+          "a damaged member: %s", err.message);
+    free(two.p);
+    free(tail.p);
+    free(want);
+    gguf_close(ref);
+    free(z);
+    free(z1);
+    free(z2);
+    free(o.p);
+}
+
+/* A file without tensors may end before the padding of a data section it
+ * does not have: read to its end from a sequential stream as well. */
+static void test_no_tensors_unpadded(void)
+{
+    struct bytes o = b_header(3, 0, 0, 0);     /* 24 bytes; a data section would start at 32 */
+    gguf_file *f = NULL;
+    gguf_error err;
+    pid_t child;
+    CHECK(gguf_open_memory(&f, o.p, o.n, "mem", &err) == GGUF_OK, "memory: %s", err.message);
+    gguf_close(f);
+    REQUIRE(open_pipe(&f, &o, GGUF_OPEN_SEQUENTIAL, &err, &child) == GGUF_OK, "%s", err.message);
+    CHECK(gguf_read_to_end(f, &err) == GGUF_OK && gguf_file_size(f) == o.n,
+          "read to the end: %s", err.message);
+    gguf_close(f);
+    waitpid(child, NULL, 0);
+    free(o.p);
+}
+
 /* A stream is read forward: bytes that have gone by cannot be read again. */
 static void test_stream_order(void)
 {
@@ -483,6 +659,9 @@ int main(void)
         for (int be = 0; be <= 1; be++) test_modes(v, be);
     test_truncated_stream();
     test_stream_order();
+    test_signals();
+    test_gzip_rules();
+    test_no_tensors_unpadded();
     rmdir(tmpdir);
     tu_finish();
 }

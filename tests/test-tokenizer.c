@@ -37,6 +37,7 @@
 
 #include "gguf/gguf.h"
 #include "infer/tokenizer.h"
+#include "tests/bytelevel.h"
 #include "tests/testutil.h"
 
 /* ------------------------------------------------------------------------ */
@@ -391,27 +392,6 @@ static int32_t v_add(const char *s, size_t n, int32_t type)
     return V.n++;
 }
 
-/* GPT-2's byte-level text of raw bytes: printable bytes as themselves,
- * the others as U+0100 + their rank among the non-printable ones. */
-static size_t byte_text(const char *raw, size_t n, char *out)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned b = (unsigned char)raw[i], c;
-        int printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
-        if (printable) {
-            c = b;
-        } else {
-            unsigned rank = 0;
-            for (unsigned x = 0; x < b; x++)
-                if (!((x >= 0x21 && x <= 0x7e) || (x >= 0xa1 && x <= 0xac) || x >= 0xae)) rank++;
-            c = 0x100 + rank;
-        }
-        o += put_utf8(out + o, c);
-    }
-    return o;
-}
-
 static const char corpus[] =
     "The quick brown fox jumps over the lazy dog. She sells sea shells by the sea shore; "
     "the shells she sells are surely sea shells. I'll tell you what we're doing: they've "
@@ -426,8 +406,7 @@ static void build_vocab(void)
 {
     for (int pass = 0; pass < 2; pass++)
         for (unsigned b = 0; b < 256; b++) {
-            int printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
-            if (printable != (pass == 0)) continue;
+            if (bl_printable(b) != (pass == 0)) continue;
             char c = (char)b;
             v_add(&c, 1, 1);
         }
@@ -521,7 +500,7 @@ static void write_vocab(enum mut m)
     size_t o = 0;
     for (int i = 0; i < V.n; i++) {
         tok[i].ptr = arena + o;
-        if (V.type[i] == 1) o += byte_text(V.raw[i], V.raw_len[i], arena + o);
+        if (V.type[i] == 1) o += bl_text(V.raw[i], V.raw_len[i], arena + o);
         else memcpy(arena + o, V.raw[i], V.raw_len[i]), o += V.raw_len[i];
         tok[i].len = (size_t)(arena + o - tok[i].ptr);
     }
@@ -547,9 +526,9 @@ static void write_vocab(enum mut m)
     o = 0;
     for (int i = 0; i < V.n_merges; i++) {
         mg[i].ptr = marena + o;
-        o += byte_text(V.raw[V.merge_l[i]], V.raw_len[V.merge_l[i]], marena + o);
+        o += bl_text(V.raw[V.merge_l[i]], V.raw_len[V.merge_l[i]], marena + o);
         marena[o++] = ' ';
-        o += byte_text(V.raw[V.merge_r[i]], V.raw_len[V.merge_r[i]], marena + o);
+        o += bl_text(V.raw[V.merge_r[i]], V.raw_len[V.merge_r[i]], marena + o);
         mg[i].len = (size_t)(marena + o - mg[i].ptr);
     }
     int k = V.n_merges / 2;

@@ -329,6 +329,26 @@ void cli_out_f64(cli_out *o, double v, int json)
 /* ------------------------------------------------------------------------ */
 /* Escaping                                                                  */
 
+char *cli_shorten(char *buf, const char *s, size_t len)
+{
+    if (len <= CLI_SHORT_NAME_MAX) {
+        memcpy(buf, s, len);
+        buf[len] = '\0';
+        return buf;
+    }
+    /* Two thirds of the room for the start, where paths differ most. */
+    size_t head = CLI_SHORT_NAME_MAX * 2 / 3, tail = CLI_SHORT_NAME_MAX - head - 3;
+    const unsigned char *u = (const unsigned char *)s;
+    while (head > 0 && (u[head] & 0xc0) == 0x80) head--;
+    size_t from = len - tail;
+    while (from < len && (u[from] & 0xc0) == 0x80) from++;
+    memcpy(buf, s, head);
+    memcpy(buf + head, "...", 3);
+    memcpy(buf + head + 3, s + from, len - from);
+    snprintf(buf + head + 3 + (len - from), 32, " (%zu bytes)", len);
+    return buf;
+}
+
 size_t cli_utf8_len(const unsigned char *s, size_t n)
 {
     unsigned c = s[0];

@@ -183,6 +183,17 @@ void cli_out_text_str(cli_out *o, const char *s, size_t len, int quote);
  * terminated; cut short when too long).  Returns buf.  For messages. */
 char *cli_text_escape(char *buf, size_t n, const char *s, size_t len);
 
+/* Longest name cli_shorten() leaves as it is. */
+#define CLI_SHORT_NAME_MAX 160
+
+/* Writes into buf (room for CLI_SHORT_NAME_MAX + 32 bytes) a name for
+ * messages: s itself when its len bytes are at most CLI_SHORT_NAME_MAX,
+ * else its start, "...", its end and its length ("aaaa...aaaa (6000
+ * bytes)"), cut between UTF-8 characters, so that a path of any length
+ * leaves room for the rest of a message.  NUL-terminated (a NUL in s ends
+ * the copy early); not escaped.  Returns buf. */
+char *cli_shorten(char *buf, const char *s, size_t len);
+
 /* Length in bytes of the valid UTF-8 sequence that starts at s[0] (of at
  * most n bytes available): 1 for ASCII, 2-4 for a valid multi-byte
  * sequence, 0 when s[0] does not start a valid sequence. */

@@ -14,7 +14,7 @@ gguf_requant_SOURCES = tools/gguf-requant.c tools/mixture.c tools/mixture.h
 gguf_requant_LDADD = tools/libcli.la gguf/libgguf.la -lm
 
 bin_PROGRAMS += gguf-verify
-gguf_verify_SOURCES = tools/gguf-verify.c
+gguf_verify_SOURCES = tools/gguf-verify.c tools/manifest.c tools/manifest.h
 gguf_verify_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm
 gguf_verify_LDFLAGS = $(OPENMP_CFLAGS)
 

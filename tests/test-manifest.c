@@ -1,0 +1,279 @@
+/*
+ * test-manifest.c -- the manifest parser of gguf-verify (tools/manifest.h):
+ *  1. entries, skipped and malformed lines of a sample, with their line
+ *     numbers and offsets, the same from a buffer and from a FILE*;
+ *  2. the line bound: a line of MANIFEST_LINE_MAX bytes is read (and judged
+ *     on its content), one byte more stops the reading with GGUF_E_FORMAT
+ *     naming the line and its offset; /dev/zero stops at line 1;
+ *  3. a FILE* on a slow pipe read while a signal handler interrupts the
+ *     reads (EINTR) gives the same entries;
+ *  4. names written with manifest_put_escaped() parse back to themselves;
+ *  5. an entry handler that fails stops the reading with its status.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/manifest.h"
+#include "tests/testutil.h"
+
+/* What a reader reported: entries, and malformed lines (name NULL). */
+struct seen {
+    manifest_entry e[64];
+    size_t n;
+    int fail_at;        /* entry handler: fail when this would be report fail_at (1-based) */
+};
+
+static int on_entry(void *ctx, manifest_entry *e)
+{
+    struct seen *s = ctx;
+    if (s->fail_at && (int)s->n + 1 == s->fail_at) {
+        free(e->name);
+        return GGUF_E_NOMEM;
+    }
+    if (s->n < 64) s->e[s->n++] = *e;
+    else free(e->name);
+    return GGUF_OK;
+}
+
+static void on_malformed(void *ctx, unsigned long line, uint64_t offset)
+{
+    struct seen *s = ctx;
+    if (s->n < 64) {
+        memset(&s->e[s->n], 0, sizeof s->e[s->n]);
+        s->e[s->n].line = line;
+        s->e[s->n++].offset = offset;
+    }
+}
+
+static void seen_free(struct seen *s)
+{
+    for (size_t i = 0; i < s->n; i++) free(s->e[i].name);
+    s->n = 0;
+}
+
+static const char sample[] =
+    "xxh3  0123456789abcdef  m.gguf\n"                            /* 1, at 0 */
+    "# a comment\n"                                               /* 2 */
+    "\n"                                                          /* 3 */
+    "garbage\n"                                                   /* 4, at 44 */
+    "XXH128\t0123456789ABCDEF0123456789abcdef *m.gguf:(metadata)\r\n" /* 5, at 52 */
+    "\\crc32  89abcdef  odd\\nname\\\\x.gguf:t\n"                  /* 6, at 112 */
+    "xxh3  0123  m.gguf\n"                                        /* 7, at 150: short hex */
+    "\\xxh3  0123456789abcdef  bad\\qescape\n"                    /* 8, at 169 */
+    "xxh64  fedcba9876543210  last";                              /* 9, at 206 */
+
+static void check_sample(const struct seen *s, int rc, const gguf_error *err, const char *how)
+{
+    CHECK(rc == GGUF_OK, "%s: status %d: %s", how, rc, err->message);
+    static const struct { unsigned long line; uint64_t off; const char *name; size_t len; uint32_t algo; } want[] = {
+        { 1, 0, "m.gguf", 6, GGUF_HASH_XXH3 },
+        { 4, 44, NULL, 0, 0 },
+        { 5, 52, "m.gguf:(metadata)", 17, GGUF_HASH_XXH128 },
+        { 6, 112, "odd\nname\\x.gguf:t", 17, GGUF_HASH_CRC32 },
+        { 7, 150, NULL, 0, 0 },
+        { 8, 169, NULL, 0, 0 },
+        { 9, 206, "last", 4, GGUF_HASH_XXH64 },
+    };
+    size_t nw = sizeof want / sizeof want[0];
+    CHECK(s->n == nw, "%s: %zu reports, expected %zu", how, s->n, nw);
+    for (size_t i = 0; i < nw && i < s->n; i++) {
+        const manifest_entry *e = &s->e[i];
+        CHECK(e->line == want[i].line && e->offset == want[i].off, "%s: report %zu: line %lu at %llu",
+              how, i, e->line, (unsigned long long)e->offset);
+        CHECK((e->name == NULL) == (want[i].name == NULL), "%s: report %zu: entry or not", how, i);
+        if (e->name && want[i].name)
+            CHECK(e->len == want[i].len && memcmp(e->name, want[i].name, e->len) == 0 &&
+                      e->algo == want[i].algo && e->name[e->len] == '\0',
+                  "%s: report %zu: name or algorithm", how, i);
+    }
+    char hex[GGUF_DIGEST_HEX_MAX];
+    if (s->n > 2 && s->e[2].name)
+        CHECK(strcmp(gguf_digest_hex(&s->e[2].want, hex), "0123456789abcdef0123456789abcdef") == 0,
+              "%s: the digest, either case", how);
+}
+
+/* Reads `text` (n bytes) through a pipe fed by a child, `slow`: 5 bytes at
+ * a time, 100 us apart. */
+static int read_pipe(const char *text, size_t n, int slow, struct seen *s, gguf_error *err)
+{
+    int fds[2];
+    if (pipe(fds) < 0) HARD_ERROR("pipe");
+    pid_t pid = fork();
+    if (pid < 0) HARD_ERROR("fork");
+    if (pid == 0) {
+        close(fds[0]);
+        struct timespec pause = { 0, 100000 };
+        for (size_t off = 0; off < n;) {
+            size_t k = slow && n - off > 5 ? 5 : n - off;
+            ssize_t w = write(fds[1], text + off, k);
+            if (w <= 0) _exit(1);
+            off += (size_t)w;
+            if (slow) nanosleep(&pause, NULL);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    FILE *fp = fdopen(fds[0], "r");
+    if (!fp) HARD_ERROR("fdopen");
+    manifest_handler h = { on_entry, on_malformed, s };
+    int rc = manifest_read_file(fp, "pipe.xxh", &h, err);
+    fclose(fp);
+    waitpid(pid, NULL, 0);
+    return rc;
+}
+
+static void test_sample(void)
+{
+    struct seen s = { .n = 0 };
+    gguf_error err;
+    manifest_handler h = { on_entry, on_malformed, &s };
+    int rc = manifest_read_buffer(sample, sizeof sample - 1, "sample.xxh", &h, &err);
+    check_sample(&s, rc, &err, "buffer");
+    seen_free(&s);
+    rc = read_pipe(sample, sizeof sample - 1, 0, &s, &err);
+    check_sample(&s, rc, &err, "FILE*");
+    seen_free(&s);
+    rc = manifest_read_buffer("", 0, "empty.xxh", &h, &err);
+    CHECK(rc == GGUF_OK && s.n == 0, "an empty manifest");
+}
+
+static volatile sig_atomic_t ticks;
+static void on_tick(int sig)
+{
+    (void)sig;
+    ticks++;
+}
+
+static void test_signals(void)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_tick;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGALRM, &sa, &old) < 0) HARD_ERROR("sigaction");
+    struct itimerval every = { { 0, 20 }, { 0, 20 } }, off = { { 0, 0 }, { 0, 0 } };
+    struct seen s = { .n = 0 };
+    gguf_error err;
+    setitimer(ITIMER_REAL, &every, NULL);
+    int rc = read_pipe(sample, sizeof sample - 1, 1, &s, &err);
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    CHECK(ticks > 10, "the signal came (%d times)", (int)ticks);
+    check_sample(&s, rc, &err, "FILE* under signals");
+    seen_free(&s);
+}
+
+/* A manifest of: an entry, a line of `len` bytes, an entry. */
+static char *long_manifest(size_t len, size_t *n)
+{
+    static const char first[] = "xxh3  0123456789abcdef  a\n", last[] = "xxh3  0123456789abcdef  b\n";
+    char *m = malloc(sizeof first + len + sizeof last);
+    if (!m) HARD_ERROR("out of memory");
+    size_t o = 0;
+    memcpy(m, first, sizeof first - 1);
+    o += sizeof first - 1;
+    /* A valid entry as long as asked: "xxh3  HEX  " and a name. */
+    memcpy(m + o, "xxh3  0123456789abcdef  ", 24);
+    memset(m + o + 24, 'n', len - 24);
+    o += len;
+    m[o++] = '\n';
+    memcpy(m + o, last, sizeof last - 1);
+    o += sizeof last - 1;
+    *n = o;
+    return m;
+}
+
+static void test_bound(void)
+{
+    struct seen s = { .n = 0 };
+    gguf_error err;
+    manifest_handler h = { on_entry, on_malformed, &s };
+    size_t n;
+    char *m = long_manifest(MANIFEST_LINE_MAX, &n);
+    int rc = manifest_read_buffer(m, n, "max.xxh", &h, &err);
+    CHECK(rc == GGUF_OK && s.n == 3 && s.e[1].name && s.e[1].len == MANIFEST_LINE_MAX - 24,
+          "a line of MANIFEST_LINE_MAX bytes is an entry: %d, %zu reports", rc, s.n);
+    seen_free(&s);
+    free(m);
+    m = long_manifest(MANIFEST_LINE_MAX + 1, &n);
+    for (int file = 0; file < 2; file++) {
+        memset(&err, 0, sizeof err);
+        rc = file ? read_pipe(m, n, 0, &s, &err) : manifest_read_buffer(m, n, "over.xxh", &h, &err);
+        const char *who = file ? "pipe.xxh" : "over.xxh";
+        char want[160];
+        snprintf(want, sizeof want, "%s: 2: line longer than %u bytes, improperly formatted; the "
+                 "manifest is not read further (at byte 26)", who, (unsigned)MANIFEST_LINE_MAX);
+        CHECK(rc == GGUF_E_FORMAT && strcmp(err.message, want) == 0 && err.offset == 26,
+              "%s: one byte more stops the reading: %d '%s'", file ? "FILE*" : "buffer", rc,
+              err.message);
+        CHECK(s.n == 2 && s.e[0].name && !s.e[1].name && s.e[1].line == 2,
+              "%s: the entry before, the long line malformed, nothing after (%zu reports)",
+              file ? "FILE*" : "buffer", s.n);
+        seen_free(&s);
+    }
+    free(m);
+    FILE *zero = fopen("/dev/zero", "r");
+    if (zero) {
+        rc = manifest_read_file(zero, "/dev/zero", &h, &err);
+        CHECK(rc == GGUF_E_FORMAT && strstr(err.message, "/dev/zero: 1: line longer than") == err.message,
+              "/dev/zero: %s", err.message);
+        fclose(zero);
+        seen_free(&s);
+    }
+}
+
+static void test_escapes(void)
+{
+    static const char *const names[] = { "plain", "with space", "back\\slash", "new\nline",
+                                         "cr\r", "\r\n\\", "tab\there" };
+    char nul[] = { 'a', '\0', 'b' };
+    for (size_t i = 0; i <= sizeof names / sizeof names[0]; i++) {
+        const char *name = i < sizeof names / sizeof names[0] ? names[i] : nul;
+        size_t len = i < sizeof names / sizeof names[0] ? strlen(name) : sizeof nul;
+        char buf[128];
+        cli_out o = { -1, buf, sizeof buf, 0, 0 };  /* never flushed: the buffer is the line */
+        int esc = manifest_needs_escape(name, len);
+        if (esc) cli_out_putc(&o, '\\');
+        cli_out_str(&o, "xxh3  0123456789abcdef  ");
+        manifest_put_escaped(&o, name, len);
+        manifest_entry e;
+        memset(&e, 0, sizeof e);
+        int k = manifest_parse_line(buf, o.len, &e);
+        CHECK(k == 1 && e.len == len && memcmp(e.name, name, len) == 0, "name %zu round trip", i);
+        CHECK(esc == (strpbrk(name, "\\\n\r") != NULL || memchr(name, '\0', len) != NULL),
+              "name %zu: escaped when needed", i);
+        free(e.name);
+    }
+}
+
+static void test_handler_failure(void)
+{
+    struct seen s = { .n = 0, .fail_at = 3 };
+    gguf_error err;
+    manifest_handler h = { on_entry, on_malformed, &s };
+    int rc = manifest_read_buffer(sample, sizeof sample - 1, "sample.xxh", &h, &err);
+    CHECK(rc == GGUF_E_NOMEM && strstr(err.message, "sample.xxh: 5: ") == err.message,
+          "the handler's status stops the reading at its line: %d '%s'", rc, err.message);
+    CHECK(s.n == 2, "nothing after it (%zu reports)", s.n);
+    seen_free(&s);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    test_sample();
+    test_signals();
+    test_bound();
+    test_escapes();
+    test_handler_failure();
+    tu_finish();
+}
