@@ -6,8 +6,8 @@
 #
 # Provides: a temporary directory $tmp, removed on exit (made writable
 # first, so that a test may leave read-only entries in it); the counters
-# $checks and $failures with helpers that count checks and failures; and
-# finish(), which ends the test with the automake status (0 pass, 1 fail,
+# $checks and $failures with helpers that count checks and failures; file
+# helpers (absent, entries, only, sum); and finish(), which ends the test with the automake status (0 pass, 1 fail,
 # 99 when no check ran).  A test that cannot run exits 77 (skip) with a
 # reason; a broken setup exits 99.
 
@@ -123,6 +123,28 @@ limit_memory() {
 limit() {
     if [ -n "${limit_kb:-}" ]; then ulimit -v "$limit_kb"; fi
 }
+
+# absent PATH: nothing, not even a dangling link, is at PATH.
+absent() { [ ! -e "$1" ] && [ ! -L "$1" ]; }
+
+# entries DIR: the names in DIR (hidden ones too), one a line, sorted.
+entries() { ls -A "$1" | LC_ALL=C sort; }
+
+# only DIR NAME...: DIR holds exactly the entries NAME... (no temporary
+# files left behind).
+only() {
+    _dir=$1
+    shift
+    _want=$(for _n in "$@"; do echo "$_n"; done | LC_ALL=C sort)
+    _got=$(entries "$_dir")
+    [ "$_got" = "$_want" ] || {
+        echo "  $_dir holds: $(echo $_got)" >&2
+        return 1
+    }
+}
+
+# sum FILE: a checksum of FILE, to see that an input is unchanged.
+sum() { cksum <"$1"; }
 
 # finish: ends the test (0 all checks passed, 1 a check failed, 99 none
 # ran).

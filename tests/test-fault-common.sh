@@ -2,8 +2,8 @@
 # shim tests/fault.c (sourced, not run).
 #
 # Provides: $DUMP $REQUANT $VERIFY $RUN $SYNTH, $fault_log; faulty (runs a
-# command with the shim preloaded); the file helpers absent, entries,
-# only, sum, hash_of; fs_has_tmpfile; and everything from tests/common.sh.
+# command with the shim preloaded); hash_of; fs_has_tmpfile; and everything
+# from tests/common.sh (the file helpers absent, entries, only, sum too).
 # Skips (77) when the shim cannot be built here (no shared libraries).
 
 . "${top_srcdir:-.}/tests/common.sh"
@@ -55,27 +55,6 @@ faulty() {
 
 # injected TEXT: the shim logged a fault holding TEXT.
 injected() { grep -F -e "$1" "$fault_log" >/dev/null; }
-
-# absent PATH: nothing, not even a dangling link, is at PATH.
-absent() { [ ! -e "$1" ] && [ ! -L "$1" ]; }
-
-# entries DIR: the names in DIR (hidden ones too), one a line, sorted.
-entries() { ls -A "$1" | LC_ALL=C sort; }
-
-# only DIR NAME...: DIR holds exactly the entries NAME....
-only() {
-    _dir=$1
-    shift
-    _want=$(for _n in "$@"; do echo "$_n"; done | LC_ALL=C sort)
-    _got=$(entries "$_dir")
-    [ "$_got" = "$_want" ] || {
-        echo "  $_dir holds: $(echo $_got)" >&2
-        return 1
-    }
-}
-
-# sum FILE: a checksum of FILE, to see that an input is unchanged.
-sum() { cksum <"$1"; }
 
 # fs_has_tmpfile DIR: DIR is on a file system known to take O_TMPFILE
 # (Linux: ext2/3/4, tmpfs, xfs, btrfs, f2fs).
