@@ -37,7 +37,7 @@ tests_fuzz_fuzz_write_SOURCES = tests/fuzz/fuzz-write.c $(FUZZ_WALK)
 
 if FUZZING
 # The fuzzed sources, instrumented: what the fuzzer learns from.
-FUZZ_INSTRUMENTED = $(gguf_libgguf_la_SOURCES) infer/tokenizer.c infer/tokenizer.h \
+FUZZ_INSTRUMENTED = $(gguf_libgguf_la_SOURCES) infer/tokenizer.c infer/tokenizer.h infer/check.c infer/check.h \
 	tools/manifest.c tools/manifest.h tools/cli.c tools/cli.h
 noinst_LTLIBRARIES += tests/fuzz/libfuzzed.la
 tests_fuzz_libfuzzed_la_SOURCES = $(FUZZ_INSTRUMENTED)
