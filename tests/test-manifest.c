@@ -105,24 +105,9 @@ static void check_sample(const struct seen *s, int rc, const gguf_error *err, co
  * a time, 100 us apart. */
 static int read_pipe(const char *text, size_t n, int slow, struct seen *s, gguf_error *err)
 {
-    int fds[2];
-    if (pipe(fds) < 0) HARD_ERROR("pipe");
-    pid_t pid = fork();
-    if (pid < 0) HARD_ERROR("fork");
-    if (pid == 0) {
-        close(fds[0]);
-        struct timespec pause = { 0, 100000 };
-        for (size_t off = 0; off < n;) {
-            size_t k = slow && n - off > 5 ? 5 : n - off;
-            ssize_t w = write(fds[1], text + off, k);
-            if (w <= 0) _exit(1);
-            off += (size_t)w;
-            if (slow) nanosleep(&pause, NULL);
-        }
-        _exit(0);
-    }
-    close(fds[1]);
-    FILE *fp = fdopen(fds[0], "r");
+    pid_t pid;
+    int fd = tu_pipe_feed(text, n, slow ? 5 : 0, slow ? 100000 : 0, &pid);
+    FILE *fp = fdopen(fd, "r");
     if (!fp) HARD_ERROR("fdopen");
     manifest_handler h = { on_entry, on_malformed, s };
     int rc = manifest_read_file(fp, "pipe.xxh", &h, err);

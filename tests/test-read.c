@@ -153,23 +153,7 @@ static void write_gz(const char *path, const void *p, size_t n)
 static int open_pipe(gguf_file **f, const struct bytes *o, unsigned flags, gguf_error *err,
                      pid_t *child)
 {
-    int fds[2];
-    if (pipe(fds) < 0) HARD_ERROR("pipe");
-    pid_t pid = fork();
-    if (pid < 0) HARD_ERROR("fork");
-    if (pid == 0) {
-        close(fds[0]);
-        size_t off = 0;
-        while (off < o->n) {
-            ssize_t w = write(fds[1], o->p + off, o->n - off);
-            if (w <= 0) _exit(1);
-            off += (size_t)w;
-        }
-        _exit(0);
-    }
-    close(fds[1]);
-    *child = pid;
-    return gguf_open_fd(f, fds[0], "(pipe)", flags, err);
+    return gguf_open_fd(f, tu_pipe_feed(o->p, o->n, 0, 0, child), "(pipe)", flags, err);
 }
 
 /* Checks every value of the file against what make_file wrote. */
@@ -421,26 +405,7 @@ static unsigned char *gzip_member(const void *p, size_t n, size_t *out_n)
  * sends them 7 bytes at a time, 100 us apart. */
 static int open_slow_pipe(gguf_file **f, const void *p, size_t n, gguf_error *err, pid_t *child)
 {
-    int fds[2];
-    if (pipe(fds) < 0) HARD_ERROR("pipe");
-    pid_t pid = fork();
-    if (pid < 0) HARD_ERROR("fork");
-    if (pid == 0) {
-        close(fds[0]);
-        const unsigned char *b = p;
-        struct timespec pause = { 0, 100000 };
-        for (size_t off = 0; off < n;) {
-            size_t k = n - off < 7 ? n - off : 7;
-            ssize_t w = write(fds[1], b + off, k);
-            if (w <= 0) _exit(1);
-            off += (size_t)w;
-            nanosleep(&pause, NULL);
-        }
-        _exit(0);
-    }
-    close(fds[1]);
-    *child = pid;
-    return gguf_open_fd(f, fds[0], "(pipe)", 0, err);
+    return gguf_open_fd(f, tu_pipe_feed(p, n, 7, 100000, child), "(pipe)", 0, err);
 }
 
 static volatile sig_atomic_t ticks;

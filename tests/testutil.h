@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
 
 static int tu_failures;
 static int tu_checks;
@@ -57,6 +60,34 @@ static int tu_checks;
         fputc('\n', stderr);                                                \
         exit(77);                                                           \
     } while (0)
+
+/* Starts a child process that writes the n bytes at p into a pipe, `chunk`
+ * bytes a write (0: all at once) with pause_ns nanoseconds after each, then
+ * exits.  Returns the pipe's read end; *child gets the child's pid (the
+ * caller waits for it). */
+static inline int tu_pipe_feed(const void *p, size_t n, size_t chunk, long pause_ns, pid_t *child)
+{
+    int fds[2];
+    if (pipe(fds) < 0) HARD_ERROR("pipe");
+    pid_t pid = fork();
+    if (pid < 0) HARD_ERROR("fork");
+    if (pid == 0) {
+        close(fds[0]);
+        const unsigned char *b = p;
+        struct timespec pause = {0, pause_ns};
+        for (size_t off = 0; off < n;) {
+            size_t k = chunk && n - off > chunk ? chunk : n - off;
+            ssize_t w = write(fds[1], b + off, k);
+            if (w <= 0) _exit(1);
+            off += (size_t)w;
+            if (pause_ns) nanosleep(&pause, NULL);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    *child = pid;
+    return fds[0];
+}
 
 /* Prints the tally and exits 0 when every check passed, else 1. */
 static inline void tu_finish(void)
