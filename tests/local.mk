@@ -31,6 +31,15 @@ TESTS += tests/test-meta-memory
 TESTS += tests/test-symbols.sh tests/test-install.sh tests/test-manual.sh
 EXTRA_DIST += tests/test-symbols.sh tests/test-install.sh tests/test-manual.sh \
 	tests/data/README.md tests/data/libggml-gguf-symbols.txt
+
+# --- make installcheck (make distcheck runs it after installing): a program
+# built against the installed library with the flags of the installed
+# libgguf.pc, linked shared and fully static, runs (tests/installcheck.sh) ---
+installcheck-local:
+	CC='$(CC)' CFLAGS='$(CFLAGS)' LDFLAGS='$(LDFLAGS)' SANITIZER_CFLAGS='$(SANITIZER_CFLAGS)' \
+	  PKG_CONFIG='$(PKG_CONFIG)' libdir='$(libdir)' DESTDIR='$(DESTDIR)' \
+	  $(SHELL) '$(srcdir)/tests/installcheck.sh' '$(srcdir)/tests/installcheck.c'
+EXTRA_DIST += tests/installcheck.sh tests/installcheck.c
 include tests/bench/local.mk
 
 # --- hostile inputs: malformed-file corpus, truncation and corruption ---
