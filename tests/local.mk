@@ -40,6 +40,9 @@ installcheck-local:
 	  PKG_CONFIG='$(PKG_CONFIG)' libdir='$(libdir)' DESTDIR='$(DESTDIR)' \
 	  $(SHELL) '$(srcdir)/tests/installcheck.sh' '$(srcdir)/tests/installcheck.c'
 EXTRA_DIST += tests/installcheck.sh tests/installcheck.c
+# make install runs ldconfig as root, not staged, not as a user (gguf/local.mk)
+TESTS += tests/test-ldconfig.sh
+EXTRA_DIST += tests/test-ldconfig.sh
 include tests/bench/local.mk
 
 # --- hostile inputs: malformed-file corpus, truncation and corruption ---
