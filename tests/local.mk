@@ -27,6 +27,15 @@ tests_test_meta_memory_SOURCES = tests/test-meta-memory.c tests/testutil.h
 tests_test_meta_memory_LDADD = gguf/libgguf.la
 TESTS += tests/test-meta-memory
 
+# --- threads: one open file read by many threads at once, while the SIMD
+# level changes, gguf_open and writers run alongside (gguf.h, libgguf(3)) ---
+check_PROGRAMS += tests/test-threads
+tests_test_threads_SOURCES = tests/test-threads.c tests/testutil.h
+tests_test_threads_CFLAGS = $(AM_CFLAGS) -pthread
+tests_test_threads_LDFLAGS = -pthread
+tests_test_threads_LDADD = gguf/libgguf.la -lm
+TESTS += tests/test-threads
+
 # --- infra: symbols, install, manual coverage, benchmarks ---
 TESTS += tests/test-symbols.sh tests/test-install.sh tests/test-manual.sh
 EXTRA_DIST += tests/test-symbols.sh tests/test-install.sh tests/test-manual.sh \
