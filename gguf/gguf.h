@@ -17,6 +17,48 @@
  *    gguf_file they came from is closed.  Strings from files are gguf_str
  *    {ptr, len} and are NOT terminated by NUL.
  *  - Every destroyer accepts NULL.
+ *
+ * Threads (libgguf(3), THREAD SAFETY, says the same at more length):
+ *  - Distinct handles (gguf_file, gguf_writer, gguf_hasher) are
+ *    independent: any number of threads may each use their own at once,
+ *    gguf_open() and gguf_writer_finish() included.  The library keeps no
+ *    global state but the SIMD level (below).
+ *  - One gguf_file may be read by any number of threads at once once
+ *    gguf_open() has returned: everything is parsed, indexed (the hashed
+ *    key and tensor names, the data-offset order) and checked during the
+ *    open, and no getter caches, sorts or allocates later, so every
+ *    function taking a const gguf_file * only reads.  gguf_read_data()
+ *    and gguf_hash_file() on a mapped or memory input only read too (the
+ *    latter's madvise() hints are per call and merely hints).  Nothing
+ *    may use the handle while or after one thread calls gguf_close().
+ *  - A stream or gzip input (gguf_input_mode() GGUF_INPUT_STREAM or
+ *    GGUF_INPUT_GZIP) has one read position: gguf_read_data(),
+ *    gguf_read_to_end() and gguf_hash_file() advance it, so call them
+ *    from one thread at a time (and gguf_file_size() and
+ *    gguf_stopped_at_trailing(), which report it, not alongside them).
+ *    The metadata was buffered at open and never moves: the getters
+ *    stay safe from any thread meanwhile.  Only one handle should read
+ *    standard input ("-").
+ *  - A gguf_writer or a gguf_hasher is used by one thread at a time.
+ *    Writers on different threads may write into the same directory:
+ *    their temporary names never collide.  Where /proc is missing, the
+ *    writer reads the umask with umask(2), which for an instant sets it
+ *    to 022 for the whole process.
+ *  - A gguf_error is written only by the call it is passed to; give
+ *    each thread its own (NULL is fine).  gguf_strerror() and the type
+ *    and name tables return constant strings.
+ *  - <gguf/quant.h>: the row functions and gguf_matmul() are reentrant;
+ *    the *_rows() calls run their own OpenMP team (nested inside a
+ *    caller's parallel region, OpenMP's nesting rules apply), and may be
+ *    called from several threads at once.  gguf_matmul() runs on the
+ *    calling thread: split rows or columns among threads, each writing
+ *    its own part of the output.  The SIMD level is process-wide, read
+ *    and written atomically; gguf_simd_set() may be called while other
+ *    threads compute: each call uses one level throughout, and every
+ *    function but gguf_matmul() gives the same bytes at every level, so
+ *    only gguf_matmul() results can change (within its stated bound)
+ *    between calls made before and after the switch.  GGUF_SIMD is read
+ *    with getenv() at the first use of the level.
  */
 #ifndef GGUF_GGUF_H
 #define GGUF_GGUF_H

@@ -506,6 +506,19 @@ int qwen_model_open(qwen_model **out, const char *path, gguf_error *err)
     gguf_file *f;
     int st = gguf_open(&f, path, NULL, 0, err);
     if (st) return st;
+    /* The weights are used in place, in the mapping: a stream (a pipe, or
+     * gzip, which is decompressed as a stream even from a regular file)
+     * has no mapping.  Said here, once, rather than at the first tensor. */
+    int mode = gguf_input_mode(f);
+    if (mode == GGUF_INPUT_STREAM || mode == GGUF_INPUT_GZIP) {
+        st = qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
+                       "%s: the model must be a regular, uncompressed file, which is "
+                       "memory-mapped; this is %s", gguf_name(f),
+                       mode == GGUF_INPUT_GZIP ? "gzip-compressed (gunzip it first)"
+                                               : "a pipe or other stream");
+        gguf_close(f);
+        return st;
+    }
     qwen_model *m = calloc(1, sizeof *m);
     if (!m) {
         gguf_close(f);

@@ -146,8 +146,9 @@ int qwen_model_check(const gguf_file *f, qwen_check *c);
  * qwen_config_read(); GGUF_E_NOT_FOUND for a missing tensor;
  * GGUF_E_FORMAT for a tensor of the wrong shape or (norms, biases) type;
  * GGUF_E_UNSUPPORTED for a matrix type that cannot be computed, a
- * big-endian file, input that cannot be mapped (a pipe) or misaligned F32
- * data; GGUF_E_NOMEM; GGUF_E_INVALID for NULL arguments.  *out is NULL on
+ * big-endian file, input that cannot be mapped (a pipe or other stream,
+ * gzip-compressed input: the model must be a regular, uncompressed file,
+ * "-" included when standard input is one) or misaligned F32 data; GGUF_E_NOMEM; GGUF_E_INVALID for NULL arguments.  *out is NULL on
  * failure. */
 int qwen_model_open(qwen_model **out, const char *path, gguf_error *err);
 

@@ -148,7 +148,11 @@ GGUF_API int gguf_simd_best(void);
  * support it.  Thread-safe. */
 GGUF_API int gguf_simd_get(void);
 /* Chooses a path (for tests and benchmarks).  GGUF_E_UNSUPPORTED when the
- * CPU or build lacks it; the path in use is then unchanged. */
+ * CPU or build lacks it; the path in use is then unchanged.  The path is
+ * one for the whole process; changing it while other threads compute is
+ * allowed: each call reads it once and keeps it throughout, so only
+ * gguf_matmul() results may differ (within its bound) between calls made
+ * before and after (see gguf.h, Threads). */
 GGUF_API int gguf_simd_set(int level);
 /* "scalar", "avx2", "avx512"; NULL for any other value. */
 GGUF_API const char *gguf_simd_name(int level);

@@ -837,13 +837,14 @@ static void usage(int status)
 "                       file size, write nothing\n"
 "      --seed=N         seed of weights and merges (default 0); each tensor's\n"
 "                       values depend only on the seed and its name\n"
-"      --version=N      GGUF version 1, 2 or 3 (default 3)\n"
+"      --gguf-version=N GGUF format version of the file: 1, 2 or 3 (default 3)\n"
 "      --big-endian     write a big-endian file (header and tensor data; f32,\n"
 "                       f16 and bf16 only)\n"
 "  -o, --output=FILE    output file; '-' for standard output (not a terminal).\n"
 "                       A file is written under a temporary name and renamed\n"
 "                       when complete\n"
 "  -h, --help           show this help and exit\n"
+"  -V, --version        show the version and exit\n"
 "\n"
 "Weights are N(0, 0.02) (a 65536-level discretized normal), norm weights\n"
 "N(1, 0.05), biases N(0, 0.02); F16 and BF16 are rounded to nearest even.\n"
@@ -854,6 +855,19 @@ static void usage(int status)
 "output.weight).\n"
 "\n"
 "Exit status: 0 on success, 2 on trouble (usage, I/O).\n");
+    exit(0);
+}
+
+/* -V, --version: the program's version, as the installed tools print it
+ * (tools/cli.c), then exit.  The GGUF format version of the output is
+ * --gguf-version. */
+static void print_version(void)
+{
+    printf(PROG " (" PACKAGE_NAME ") " PACKAGE_VERSION "\nlibgguf %s\n", gguf_version_string());
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, PROG ": write error: %s\n", strerror(errno));
+        exit(EXIT_TROUBLE);
+    }
     exit(0);
 }
 
@@ -925,10 +939,11 @@ int main(int argc, char **argv)
         {"threads", required_argument, NULL, 'j'},
         {"plan", no_argument, NULL, 'P'},
         {"seed", required_argument, NULL, 'S'},
-        {"version", required_argument, NULL, 'v'},
+        {"gguf-version", required_argument, NULL, 'v'},
         {"big-endian", no_argument, NULL, 'B'},
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     const struct shape *sh = &shapes[0];
@@ -938,7 +953,7 @@ int main(int argc, char **argv)
     int big = 0, plan = 0;
     const char *out = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "s:t:j:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:t:j:o:hV", opts, NULL)) != -1) {
         size_t i;
         switch (c) {
         case 's':
@@ -992,6 +1007,7 @@ int main(int argc, char **argv)
         case 'B': big = 1; break;
         case 'o': out = optarg; break;
         case 'h': usage(0); break;
+        case 'V': print_version(); break;
         default: usage(EXIT_TROUBLE);
         }
     }

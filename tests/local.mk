@@ -27,10 +27,31 @@ tests_test_meta_memory_SOURCES = tests/test-meta-memory.c tests/testutil.h
 tests_test_meta_memory_LDADD = gguf/libgguf.la
 TESTS += tests/test-meta-memory
 
+# --- threads: one open file read by many threads at once, while the SIMD
+# level changes, gguf_open and writers run alongside (gguf.h, libgguf(3)) ---
+check_PROGRAMS += tests/test-threads
+tests_test_threads_SOURCES = tests/test-threads.c tests/testutil.h
+tests_test_threads_CFLAGS = $(AM_CFLAGS) -pthread
+tests_test_threads_LDFLAGS = -pthread
+tests_test_threads_LDADD = gguf/libgguf.la -lm
+TESTS += tests/test-threads
+
 # --- infra: symbols, install, manual coverage, benchmarks ---
 TESTS += tests/test-symbols.sh tests/test-install.sh tests/test-manual.sh
 EXTRA_DIST += tests/test-symbols.sh tests/test-install.sh tests/test-manual.sh \
 	tests/data/README.md tests/data/libggml-gguf-symbols.txt
+
+# --- make installcheck (make distcheck runs it after installing): a program
+# built against the installed library with the flags of the installed
+# libgguf.pc, linked shared and fully static, runs (tests/installcheck.sh) ---
+installcheck-local:
+	CC='$(CC)' CFLAGS='$(CFLAGS)' LDFLAGS='$(LDFLAGS)' SANITIZER_CFLAGS='$(SANITIZER_CFLAGS)' \
+	  PKG_CONFIG='$(PKG_CONFIG)' libdir='$(libdir)' DESTDIR='$(DESTDIR)' \
+	  $(SHELL) '$(srcdir)/tests/installcheck.sh' '$(srcdir)/tests/installcheck.c'
+EXTRA_DIST += tests/installcheck.sh tests/installcheck.c
+# make install runs ldconfig as root, not staged, not as a user (gguf/local.mk)
+TESTS += tests/test-ldconfig.sh
+EXTRA_DIST += tests/test-ldconfig.sh
 include tests/bench/local.mk
 
 # --- hostile inputs: malformed-file corpus, truncation and corruption ---

@@ -7,7 +7,8 @@
 
 . "${top_srcdir:-.}/tests/test-dump-common.sh"
 need_python
-need_tools "$FIXTURE"
+EDIT=$top_builddir/tests/verify-edit
+need_tools "$FIXTURE" "$EDIT"
 
 f=$tmp/fx.gguf
 "$FIXTURE" "$f" || hard_error "test-dump-fixture failed"
@@ -51,6 +52,19 @@ check "summary Q8_0 row" has "$t" '    Q8_0        1          64  76.19%     68 
 check "hyperparameters heading" has "$t" '  hyperparameters (testarch):'
 check "hyperparameter listed" has "$t" '    testarch.u32 = 4294967295'
 check "other architecture not listed" test "$(grep -c 'other.block_count' "$t")" -eq 1
+
+# A backslash in a key or tensor name is \\ there too, as in strings: the
+# escapes above start with one, so a bare one would be ambiguous
+# (back\nslash could be a newline).  -k into a pipe keeps the raw bytes.
+"$EDIT" --set 'back\nslash=str:C:\dir\n' --add 'w\x01=f32:4' "$f" "$tmp/bs.gguf" 2>"$tmp/bs.err" ||
+    hard_error "verify-edit: $(cat "$tmp/bs.err")"
+run 0 bs "$DUMP" "$tmp/bs.gguf"
+check "backslash in a key: \\" has "$tmp/bs.out" ' back\\nslash = "C:\\dir\\n"'
+check "backslash in a tensor name: \\" has "$tmp/bs.out" '  w\\x01  '
+check "tensor name column aligned past the escape" has "$tmp/bs.out" '  4  w\\x01                  F32   [4] '
+run 0 bs-k "$DUMP" -k 'back\nslash' "$tmp/bs.gguf"
+printf 'C:\\dir\\n\n' >"$tmp/want"
+check "-k into a pipe: backslashes raw" same "$tmp/bs-k.out" "$tmp/want"
 
 run 0 full "$DUMP" --full --no-tensors --no-summary "$f"
 check "--full shows all 100 elements" has "$tmp/full.out" ', 379, 386, 393]'

@@ -1,10 +1,12 @@
 #!/bin/sh
 # test-dump-tty.sh -- gguf-dump on a terminal (a pseudo-terminal made by
-# script(1)): -k escapes strings there instead of writing raw bytes, and
-# with no FILE a terminal on standard input is refused.
+# script(1)): -k escapes strings there as the text view does (a backslash
+# as \\) instead of writing raw bytes, and with no FILE a terminal on
+# standard input is refused.
 
 . "${top_srcdir:-.}/tests/test-dump-common.sh"
-need_tools "$FIXTURE"
+EDIT=$top_builddir/tests/verify-edit
+need_tools "$FIXTURE" "$EDIT"
 command -v script >/dev/null 2>&1 || { echo "SKIP: script(1) not found"; exit 77; }
 script -qec true /dev/null >/dev/null 2>&1 </dev/null || {
     echo "SKIP: script(1) cannot make a pseudo-terminal here"
@@ -23,10 +25,23 @@ on_tty() {
 }
 
 on_tty k "'$dump' -k general.name -k testarch.strs '$f'"
-printf '%s\n' 'a\n\t\x01\x7f"\ é \xff \xc0\x80 \xed\xa0\x80 \xc2\x9b 😀 z' plain 'tab\there' 'nl\n' \
+# As in the text view, without the quotes (so '"' is as it is): a
+# backslash is \\, so that the value's own backslash and the escape \n
+# for a newline cannot be confused.
+printf '%s\n' 'a\n\t\x01\x7f"\\ é \xff \xc0\x80 \xed\xa0\x80 \xc2\x9b 😀 z' plain 'tab\there' 'nl\n' \
     '\xff' 'é' '' status=0 >"$tmp/want"
 check "-k on a terminal: strings escaped" same "$tmp/k.out" "$tmp/want"
 check "-k on a terminal: no raw ESC or 0xff" lacks "$tmp/k.out" "$(printf '\377')"
+"$EDIT" --set 'testarch.path=str:C:\new' "$f" "$tmp/bs.gguf" 2>"$tmp/bs.err" ||
+    hard_error "verify-edit: $(cat "$tmp/bs.err")"
+on_tty k-bs "'$dump' -k testarch.path '$tmp/bs.gguf'"
+printf '%s\n' 'C:\\new' status=0 >"$tmp/want"
+check "-k on a terminal: a backslash is \\" same "$tmp/k-bs.out" "$tmp/want"
+on_tty text-bs "'$dump' --no-tensors '$tmp/bs.gguf'"
+check "text view on a terminal: the same \\" has "$tmp/text-bs.out" ' testarch.path = "C:\\new"'
+"$dump" -k testarch.path "$tmp/bs.gguf" >"$tmp/k-bs-pipe.out" || fail "-k into a pipe"
+printf '%s\n' 'C:\new' >"$tmp/want"
+check "-k into a pipe: the raw bytes" same "$tmp/k-bs-pipe.out" "$tmp/want"
 
 "$DUMP" "$f" >"$tmp/file.out" || fail "dump to a file"
 echo status=0 >>"$tmp/file.out"

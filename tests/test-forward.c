@@ -609,14 +609,29 @@ static void check_broken(void)
           "big-endian file: %s", err.message);
     unlink(path);
 
-    /* A pipe: tensor data is not in memory. */
+    /* A pipe and a gzip file: the weights must be mapped, so both are
+     * refused at once, by name, with what is needed instead. */
     snprintf(path, sizeof path, "%s/fifo", tmpdir);
     REQUIRE(mkfifo(path, 0600) == 0, "mkfifo %s: %s", path, strerror(errno));
-    snprintf(cmd, sizeof cmd, "cat '%s' > '%s' &", base, path);
+    snprintf(cmd, sizeof cmd, "cat '%s' > '%s' 2>/dev/null &", base, path);
     if (system(cmd) != 0) HARD_ERROR("cannot run: %s", cmd);
-    CHECK(qwen_model_open(&m, path, &err) == GGUF_E_UNSUPPORTED &&
-              strstr(err.message, "'token_embd.weight': data is not in memory"),
+    char expect[1200];
+    snprintf(expect, sizeof expect, "%s: the model must be a regular, uncompressed file, which is "
+             "memory-mapped; this is a pipe or other stream", path);
+    m = (qwen_model *)1;
+    CHECK(qwen_model_open(&m, path, &err) == GGUF_E_UNSUPPORTED && m == NULL &&
+              strcmp(err.message, expect) == 0,
           "model from a pipe: %s", err.message);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/model.gguf.gz", tmpdir);
+    snprintf(cmd, sizeof cmd, "gzip -c '%s' > '%s'", base, path);
+    if (system(cmd) != 0) HARD_ERROR("cannot run: %s", cmd);
+    snprintf(expect, sizeof expect, "%s: the model must be a regular, uncompressed file, which is "
+             "memory-mapped; this is gzip-compressed (gunzip it first)", path);
+    m = (qwen_model *)1;
+    CHECK(qwen_model_open(&m, path, &err) == GGUF_E_UNSUPPORTED && m == NULL &&
+              strcmp(err.message, expect) == 0,
+          "gzip-compressed model: %s", err.message);
     unlink(path);
     qwen_model_close(NULL);
     qwen_state_free(NULL);

@@ -107,11 +107,11 @@ fi
 
 # Compile and link a program with the installed header and library, with
 # the flags pkg-config gives for the installed libgguf.pc, rebased into the
-# DESTDIR tree by PKG_CONFIG_SYSROOT_DIR.
+# DESTDIR tree by PKG_CONFIG_SYSROOT_DIR.  The system's own .pc directories
+# stay in the search path: libgguf.pc requires zlib.pc and libxxhash.pc.
 PKG_CONFIG_PATH=$root$libdir/pkgconfig
-PKG_CONFIG_LIBDIR=$root$libdir/pkgconfig
 PKG_CONFIG_SYSROOT_DIR=$root
-export PKG_CONFIG_PATH PKG_CONFIG_LIBDIR PKG_CONFIG_SYSROOT_DIR
+export PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 # A static-only build links libgguf.a, which needs its private libraries.
 pc_opts="--cflags --libs"
 [ "$shared" = yes ] || pc_opts="$pc_opts --static"

@@ -187,6 +187,37 @@ check "missing tensor: message names it" has "$tmp/drop.err" "qwen-run: $tmp/dro
 check "missing tensor: message names it" has "$tmp/drop.err" "blk.1.ffn_up.weight"
 run 2 usage "$RUN" -p x
 check "no -m: usage error" has "$tmp/usage.err" "Try 'qwen-run --help'"
+
+# The weights are used in place, mapped: the model must be a regular,
+# uncompressed file (standard input too, with -m -, which then cannot carry
+# the prompt).  A pipe, a FIFO and gzip are refused at once, by name.
+nomap='the model must be a regular, uncompressed file, which is memory-mapped'
+run 2 model-pipe sh -c 'cat "$1" | "$2" -m - -p x' sh "$tiny" "$RUN"
+check "-m - on a pipe: names - and says why" has "$tmp/model-pipe.err" \
+    "qwen-run: -: $nomap; this is a pipe or other stream"
+check "-m - on a pipe: nothing on stdout" empty "$tmp/model-pipe.out"
+mkfifo "$tmp/model.fifo" || hard_error "mkfifo failed"
+cat "$tiny" > "$tmp/model.fifo" 2>/dev/null &
+run 2 model-fifo "$RUN" -m "$tmp/model.fifo" -p x
+wait
+check "FIFO model: names it and says why" has "$tmp/model-fifo.err" \
+    "qwen-run: $tmp/model.fifo: $nomap; this is a pipe or other stream"
+gzip -c "$tiny" > "$tmp/tiny.gguf.gz" || hard_error "gzip failed"
+run 2 model-gz "$RUN" -m "$tmp/tiny.gguf.gz" -p x
+check "gzip model: names it and says why" has "$tmp/model-gz.err" \
+    "qwen-run: $tmp/tiny.gguf.gz: $nomap; this is gzip-compressed (gunzip it first)"
+run 2 model-gz-stdin "$RUN" -m - -p x < "$tmp/tiny.gguf.gz"
+check "gzip on -m -: names - and says why" has "$tmp/model-gz-stdin.err" \
+    "qwen-run: -: $nomap; this is gzip-compressed (gunzip it first)"
+run 0 model-stdin "$RUN" -m - --raw --tokenize -p "$prompt" < "$tiny"
+check "-m - on a regular file works" same "$tmp/model-stdin.out" "$tmp/tok-raw.out"
+for a in "" "-f -" "--each-line"; do
+    n=model-stdin-prompt$(echo "$a" | tr -d ' ')
+    # shellcheck disable=SC2086
+    run 2 "$n" "$RUN" -m - $a < "$tiny"
+    check "-m - $a: the prompt cannot come from standard input" \
+        has "$tmp/$n.err" "qwen-run: -m -: standard input holds the model"
+done
 run 2 badtemp "$RUN" -m "$tiny" --temp -1 -p x
 run 2 badn "$RUN" -m "$tiny" -n x -p x
 for t in 0 1025 x; do

@@ -93,12 +93,12 @@ check "truncated file: unchanged" [ "$(sum "$tmp/trunc.gguf")" = "$tr_sum" ]
 cat "$tmp/trunc.gguf" | "$REQUANT" --from f16 --to q8_0 - "$tmp/tr/out.gguf" 2>"$tmp/trunc-stream.err"
 check "truncated stream: exit 2" [ $? -eq 2 ]
 check "truncated stream: message" has "$tmp/trunc-stream.err" \
-    "gguf-requant: (stdin): tensor 24 'blk.1.ffn_down.weight': data ends at byte"
+    "gguf-requant: -: tensor 24 'blk.1.ffn_down.weight': data ends at byte"
 outcome "truncated stream" "$tmp/tr" out.gguf
 head -c 1000 "$m" >"$tmp/trunc-head.gguf" || hard_error "head"
 cat "$tmp/trunc-head.gguf" | "$REQUANT" --from f16 --to q8_0 - "$tmp/tr/out.gguf" 2>"$tmp/trunc-head.err"
 check "stream cut in the header: exit 2" [ $? -eq 2 ]
-check "stream cut in the header: message" has "$tmp/trunc-head.err" "gguf-requant: (stdin): "
+check "stream cut in the header: message" has "$tmp/trunc-head.err" "gguf-requant: -: "
 outcome "stream cut in the header" "$tmp/tr" out.gguf
 
 # --- signals while the output is being written --------------------------------------

@@ -28,7 +28,7 @@ check "stdout a terminal: exit 2" has "$tmp/stdout.out" "status=2"
 check "stdout a terminal: no GGUF bytes" lacks "$tmp/stdout.out" "GGUF"
 
 on_tty stdin "'$requant' --from f16 --to q8_0 - '$tmp/in.gguf'"
-check "stdin a terminal: refused" has "$tmp/stdin.out" "gguf-requant: (stdin): standard input is a terminal"
+check "stdin a terminal: refused" has "$tmp/stdin.out" "gguf-requant: -: standard input is a terminal"
 check "stdin a terminal: exit 2" has "$tmp/stdin.out" "status=2"
 check "stdin a terminal: no output" absent "$tmp/in.gguf"
 

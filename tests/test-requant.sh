@@ -291,7 +291,7 @@ ok = d["alignment"] == 64 and keys == want and d["kv"][3]["value"] == 7 and \
 if not ok: print("  alignment %r keys %r" % (d["alignment"], keys), file=sys.stderr)
 sys.exit(0 if ok else 1)
 EOF
-synth "$tmp/v2.gguf" --size tiny --type f32 --version 2 --seed 4
+synth "$tmp/v2.gguf" --size tiny --type f32 --gguf-version 2 --seed 4
 run 0 v2 "$REQUANT" --from f32 --to f16 "$tmp/v2.gguf" "$tmp/v2-out.gguf"
 run 0 v2-check "$CHECKER" "$tmp/v2.gguf" "$tmp/v2-out.gguf"
 check "GGUF v2 kept" [ "$("$DUMP" --json "$tmp/v2-out.gguf" | sed -n 's/^  "version": \([0-9]*\),$/\1/p')" = 2 ]

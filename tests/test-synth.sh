@@ -52,12 +52,28 @@ has "$tmp/help.out" "q4_k_m, q4_k_s, q5_k_m, q5_k_s"
 has "$tmp/help.out" "--threads=N"
 has "$tmp/help.out" "--plan"
 empty "$tmp/help.err"
+has "$tmp/help.out" "--gguf-version=N"
+has "$tmp/help.out" "-V, --version"
+# --version is the program's version, as every tool prints it; the GGUF
+# format version of the output is --gguf-version.
+run 0 version --version
+has "$tmp/version.out" "gguf-synth (gguf-tools) "
+checks=$((checks + 1))
+grep -q '^gguf-synth (gguf-tools) [0-9][0-9.]*$' "$tmp/version.out" &&
+    grep -q '^libgguf [0-9][0-9.]*$' "$tmp/version.out" ||
+    fail "--version: $(head -c 300 "$tmp/version.out")"
+empty "$tmp/version.err"
+run 0 version-V -V
+checks=$((checks + 1))
+cmp -s "$tmp/version.out" "$tmp/version-V.out" || fail "-V differs from --version"
+run 2 version-arg --version=2 -o "$tmp/x.gguf"
+has "$tmp/version-arg.err" "Try 'gguf-synth --help'"
 run 2 badsize --size 7b -o "$tmp/x.gguf"
 has "$tmp/badsize.err" "gguf-synth: unknown size '7b'"
 empty "$tmp/badsize.out"
 run 2 badtype --type q9 -o "$tmp/x.gguf"
 has "$tmp/badtype.err" "unknown type 'q9'"
-run 2 badver --version 4 -o "$tmp/x.gguf"
+run 2 badver --gguf-version 4 -o "$tmp/x.gguf"
 has "$tmp/badver.err" "invalid GGUF version '4'"
 run 2 badseed --seed x1 -o "$tmp/x.gguf"
 has "$tmp/badseed.err" "invalid seed"
@@ -83,14 +99,14 @@ cmp -s "$tmp/a.gguf" "$tmp/d.gguf" || fail "-o - differs from -o FILE"
 empty "$tmp/a.err"
 
 # Every variant is read back by our reader with the expected header.
-for opts in "--type f32" "--type bf16" "--version 1" "--version 2 --big-endian" \
-    "--version 1 --big-endian --type f32"; do
+for opts in "--type f32" "--type bf16" "--gguf-version 1" "--gguf-version 2 --big-endian" \
+    "--gguf-version 1 --big-endian --type f32"; do
     # shellcheck disable=SC2086
     "$SYNTH" $opts -o "$tmp/v.gguf" 2>"$tmp/v.err" || fail "gguf-synth $opts: $(cat "$tmp/v.err")"
     checks=$((checks + 1))
     if "$LIST" --list "$tmp/v.gguf" >"$tmp/v.list" 2>"$tmp/v.err"; then
         want_v=3
-        case $opts in *"--version 1"*) want_v=1 ;; *"--version 2"*) want_v=2 ;; esac
+        case $opts in *"--gguf-version 1"*) want_v=1 ;; *"--gguf-version 2"*) want_v=2 ;; esac
         grep -q "^version $want_v\$" "$tmp/v.list" || fail "$opts: not version $want_v"
         grep -q '^tensor_count 26$' "$tmp/v.list" || fail "$opts: tensor count"
         grep -q '^kv tokenizer.ggml.tokens ARRAY STRING 1024 ' "$tmp/v.list" || fail "$opts: tokens"
@@ -115,7 +131,7 @@ done
 
 # Tensor data does not depend on the version (offsets do: the header size
 # differs, so field 5 is left out).
-"$SYNTH" --seed 5 --version 1 -o "$tmp/v1.gguf" && "$SYNTH" --seed 5 --version 3 -o "$tmp/v3.gguf" &&
+"$SYNTH" --seed 5 --gguf-version 1 -o "$tmp/v1.gguf" && "$SYNTH" --seed 5 --gguf-version 3 -o "$tmp/v3.gguf" &&
     "$LIST" --list "$tmp/v1.gguf" | grep '^tensor' | cut -d' ' -f2-4,6- >"$tmp/v1.t" &&
     "$LIST" --list "$tmp/v3.gguf" | grep '^tensor' | cut -d' ' -f2-4,6- >"$tmp/v3.t"
 checks=$((checks + 1))

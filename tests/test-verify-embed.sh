@@ -101,7 +101,7 @@ synth be.gguf --size tiny --type f16 --seed 7 --big-endian
 run 0 be "$VERIFY" --embed be.gguf be-e.gguf
 run 0 be-v "$VERIFY" be-e.gguf
 check "big-endian: embedded checksums match" has "$tmp/be-v.out" "be-e.gguf: OK (26 embedded tensor checksums match)"
-synth v2.gguf --size tiny --type f16 --seed 7 --version 2
+synth v2.gguf --size tiny --type f16 --seed 7 --gguf-version 2
 run 0 v2 "$VERIFY" --embed v2.gguf v2-e.gguf
 run 0 v2-v "$VERIFY" v2-e.gguf
 check "version 2: embedded checksums match" has "$tmp/v2-v.out" "v2-e.gguf: OK (26 embedded tensor checksums match)"

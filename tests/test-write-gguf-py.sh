@@ -208,8 +208,8 @@ compare f16 --seed 3
 compare f32 --seed 3 --type f32
 compare bf16 --seed 3 --type bf16
 compare be16 --seed 3 --big-endian
-compare v2 --seed 3 --version 2 --type bf16
-compare be32 --seed 9 --type f32 --version 2 --big-endian
+compare v2 --seed 3 --gguf-version 2 --type bf16
+compare be32 --seed 9 --type f32 --gguf-version 2 --big-endian
 
 checks=$((checks + 1))
 python3 "$tmp/content.py" "$tmp/f32.gguf" "$tmp/f16.gguf" "$tmp/bf16.gguf" "$tmp/be16.gguf" ||

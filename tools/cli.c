@@ -468,16 +468,24 @@ void cli_out_json_str(cli_out *o, const char *s, size_t len)
     cli_out_putc(o, '"');
 }
 
+/* How text_escape() treats the two bytes that are not controls: '"' is
+ * escaped only in the quoted form, where it would end the string; '\\' in
+ * every rendering of data, since the reader must tell a backslash from
+ * the start of an escape, but not in messages (TE_MESSAGE), which hold the
+ * library's own \xNN escapes of names (gg_quote() turns a '\\' there into
+ * \x5c already) and must not show them doubled. */
+enum { TE_BARE = 0, TE_QUOTED = 1, TE_MESSAGE = 2 };
+
 /* Appends the escape for byte c to esc; returns its length. */
-static size_t text_escape_byte(char *esc, unsigned c, int quote)
+static size_t text_escape_byte(char *esc, unsigned c, int how)
 {
     esc[0] = '\\';
     switch (c) {
     case '\n': esc[1] = 'n'; return 2;
     case '\t': esc[1] = 't'; return 2;
     case '\r': esc[1] = 'r'; return 2;
-    case '"': if (quote) { esc[1] = '"'; return 2; } break;
-    case '\\': if (quote) { esc[1] = '\\'; return 2; } break;
+    case '"': if (how == TE_QUOTED) { esc[1] = '"'; return 2; } break;
+    case '\\': if (how != TE_MESSAGE) { esc[1] = '\\'; return 2; } break;
     default:
         if (c < 0x20 || c >= 0x7f) {
             esc[1] = 'x';
@@ -492,7 +500,7 @@ static size_t text_escape_byte(char *esc, unsigned c, int quote)
 
 /* Calls emit(ctx, bytes, n) with consecutive pieces of the terminal-safe
  * rendering of s; the common core of cli_out_text_str and cli_text_escape. */
-static void text_escape(const char *s, size_t len, int quote,
+static void text_escape(const char *s, size_t len, int how,
                         void (*emit)(void *, const char *, size_t), void *ctx)
 {
     const unsigned char *u = (const unsigned char *)s;
@@ -514,21 +522,21 @@ static void text_escape(const char *s, size_t len, int quote,
             if (k == 2) {       /* a C1 control: both bytes escaped */
                 char esc[8];
                 emit(ctx, s + run, i - run);
-                text_escape_byte(esc, c, quote);
-                text_escape_byte(esc + 4, u[i + 1], quote);
+                text_escape_byte(esc, c, how);
+                text_escape_byte(esc + 4, u[i + 1], how);
                 emit(ctx, esc, 8);
                 i += 2;
                 run = i;
                 continue;
             }
         }
-        if ((c == '"' || c == '\\') && !quote) {
+        if ((c == '"' && how != TE_QUOTED) || (c == '\\' && how == TE_MESSAGE)) {
             i++;
             continue;
         }
         char esc[4];
         emit(ctx, s + run, i - run);
-        emit(ctx, esc, text_escape_byte(esc, c, quote));
+        emit(ctx, esc, text_escape_byte(esc, c, how));
         i++;
         run = i;
     }
@@ -543,7 +551,7 @@ static void emit_out(void *ctx, const char *p, size_t n)
 void cli_out_text_str(cli_out *o, const char *s, size_t len, int quote)
 {
     if (quote) cli_out_putc(o, '"');
-    text_escape(s, len, quote, emit_out, o);
+    text_escape(s, len, quote ? TE_QUOTED : TE_BARE, emit_out, o);
     if (quote) cli_out_putc(o, '"');
 }
 
@@ -564,7 +572,7 @@ char *cli_text_escape(char *buf, size_t n, const char *s, size_t len)
 {
     if (n == 0) return buf;
     struct membuf m = { buf, n - 1, 0 };
-    text_escape(s, len, 0, emit_mem, &m);
+    text_escape(s, len, TE_MESSAGE, emit_mem, &m);
     buf[m.len] = '\0';
     return buf;
 }
@@ -579,6 +587,6 @@ static void emit_count(void *ctx, const char *p, size_t n)
 size_t cli_text_width(const char *s, size_t len)
 {
     size_t cols = 0;
-    text_escape(s, len, 0, emit_count, &cols);
+    text_escape(s, len, TE_BARE, emit_count, &cols);
     return cols;
 }

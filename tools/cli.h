@@ -174,13 +174,18 @@ void cli_out_json_str(cli_out *o, const char *s, size_t len);
 /* Appends s (len bytes, any content) escaped for a terminal: \n \t \r for
  * those controls, \xNN for every other control byte (0x00-0x1f, 0x7f), for
  * each byte of a C1 control (U+0080-U+009F) and for each byte that is not
- * part of valid UTF-8; valid printable UTF-8 is copied.  With quote != 0
- * the result is enclosed in double quotes and '"' and '\\' are escaped as
- * \" and \\, so that the quoted form is unambiguous. */
+ * part of valid UTF-8, \\ for a backslash (so that a backslash in the data
+ * cannot be read as the start of an escape); valid printable UTF-8 is
+ * copied.  With quote != 0 the result is enclosed in double quotes and '"'
+ * is escaped as \" as well; with quote = 0 (names, -k on a terminal) '"'
+ * is copied. */
 void cli_out_text_str(cli_out *o, const char *s, size_t len, int quote);
 
-/* Escapes s as cli_out_text_str(quote = 0) into buf of size n (always NUL
- * terminated; cut short when too long).  Returns buf.  For messages. */
+/* Escapes s as cli_out_text_str(quote = 0) does, except that a backslash
+ * is copied, into buf of size n (always NUL terminated; cut short when too
+ * long).  Returns buf.  For messages: they carry libgguf's own \xNN escapes
+ * of names (a backslash in a name is \x5c there), which must not be
+ * doubled. */
 char *cli_text_escape(char *buf, size_t n, const char *s, size_t len);
 
 /* Longest name cli_shorten() leaves as it is. */

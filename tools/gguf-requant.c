@@ -921,7 +921,7 @@ static int requant(const struct options *o)
         return CLI_EXIT_TROUBLE;
     }
     if (strcmp(o->in, "-") == 0 && cli_isatty(0)) {
-        cli_error("(stdin)", "standard input is a terminal");
+        cli_error("-", "standard input is a terminal");
         return CLI_EXIT_TROUBLE;
     }
     if (o->out && !o->dry_run && out_is_in(o->in, o->out)) {
@@ -934,8 +934,8 @@ static int requant(const struct options *o)
     memset(&r, 0, sizeof r);
     r.o = o;
     r.err.message[0] = '\0';
-    int rc = guard_open(&r.f, o->in, strcmp(o->in, "-") == 0 ? "(stdin)" : NULL,
-                        GGUF_OPEN_SEQUENTIAL, &r.err);
+    /* Standard input is named "-" in messages, as in the other tools. */
+    int rc = guard_open(&r.f, o->in, NULL, GGUF_OPEN_SEQUENTIAL, &r.err);
     if (rc) {
         report_error(&r, o->in, rc);
         return CLI_EXIT_TROUBLE;

@@ -90,7 +90,9 @@ static void usage(void)
         "the context is full.\n"
         "\n"
         "Input:\n"
-        "  -m, --model=MODEL       the GGUF model file (required)\n"
+        "  -m, --model=MODEL       the GGUF model file (required): a regular,\n"
+        "                          uncompressed file, as it is memory-mapped (not a\n"
+        "                          pipe, not gzip); - when standard input is one\n"
         "  -p, --prompt=TEXT       the prompt\n"
         "  -f, --file=FILE         read the prompt from FILE, bytes exactly as they are\n"
         "                          (standard input when neither -p nor -f is given;\n"
@@ -283,6 +285,12 @@ static int parse_options(int argc, char **argv)
         return cli_usage_error("--each-line reads standard input; -p and -f cannot be given");
     if (opt.each_line && opt.mode != MODE_GENERATE)
         return cli_usage_error("--each-line cannot be combined with --tokenize or --logits");
+    /* -m - maps standard input, which must then be a regular file; it
+     * cannot also carry the prompt. */
+    if (strcmp(opt.model, "-") == 0 &&
+        (opt.each_line || (!opt.prompt && (!opt.file || strcmp(opt.file, "-") == 0))))
+        return cli_usage_error("-m -: standard input holds the model; give the prompt "
+                               "with -p or -f FILE");
     if (!opt.seed_set) opt.sp.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     return -1;
 }

@@ -42,10 +42,10 @@ model() {
 }
 model f16 --type f16
 model q8_0 --type q8_0 --seed 1
-model q4_0-v2 --type q4_0 --version 2 --seed 2
+model q4_0-v2 --type q4_0 --gguf-version 2 --seed 2
 model q5_1 --type q5_1 --seed 3
 model bf16-be --type bf16 --big-endian --seed 4
-model f16-v1 --type f16 --version 1 --seed 5
+model f16-v1 --type f16 --gguf-version 1 --seed 5
 # The stream harness runs each input five ways: its seeds are the smaller
 # models, a model cut after its header (data past the end), and gzip data.
 cp "$tmp/q4_0-v2.gguf" "$out/stream/synth-q4_0-v2" || die "copy"
