@@ -107,12 +107,14 @@ outcome "stream cut in the header" "$tmp/tr" out.gguf
 # caught with its temporary file open.  That file has no name where the
 # system gives O_TMPFILE (else a hidden one): the test waits for the tool
 # to hold a descriptor on a file in the directory other than the pipe.
-# Background commands start with SIGINT ignored; it is reset for the tool,
-# as it would be for a command run in the foreground of a terminal.
-if env --default-signal=INT true 2>/dev/null; then
-    dflt_int="env --default-signal=INT"
+# Background commands start with SIGINT ignored, and a test run under nohup
+# has SIGHUP ignored too (the tool keeps an ignored signal ignored, as it
+# should); both are reset for the tool, as for a command run in the
+# foreground of a terminal.
+if env --default-signal=INT,HUP,TERM true 2>/dev/null; then
+    dflt_int="env --default-signal=INT,HUP,TERM"
 else
-    dflt_int="python3 -c 'import os,signal,sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])'"
+    dflt_int="python3 -c 'import os,signal,sys; [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM)]; os.execvp(sys.argv[1], sys.argv[1:])'"
     command -v python3 >/dev/null 2>&1 || hard_error "neither env --default-signal nor python3"
 fi
 
