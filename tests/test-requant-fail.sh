@@ -112,9 +112,9 @@ outcome "stream cut in the header" "$tmp/tr" out.gguf
 # should); both are reset for the tool, as for a command run in the
 # foreground of a terminal.
 if env --default-signal=INT,HUP,TERM true 2>/dev/null; then
-    dflt_int="env --default-signal=INT,HUP,TERM"
+    dflt_sig="env --default-signal=INT,HUP,TERM"
 else
-    dflt_int="python3 -c 'import os,signal,sys; [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM)]; os.execvp(sys.argv[1], sys.argv[1:])'"
+    dflt_sig="python3 -c 'import os,signal,sys; [signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM)]; os.execvp(sys.argv[1], sys.argv[1:])'"
     command -v python3 >/dev/null 2>&1 || hard_error "neither env --default-signal nor python3"
 fi
 
@@ -133,7 +133,7 @@ signal_test() {
     _sig=$1
     _d=$tmp/sig-$_sig
     mkdir "$_d" && echo old >"$_d/out.gguf" && mkfifo "$_d/in.fifo" || hard_error "setup"
-    eval "$dflt_int" '"$REQUANT" --from f16 --to q8_0 "$_d/in.fifo" "$_d/out.gguf" 2>"$_d/err" &'
+    eval "$dflt_sig" '"$REQUANT" --from f16 --to q8_0 "$_d/in.fifo" "$_d/out.gguf" 2>"$_d/err" &'
     _pid=$!
     exec 3<>"$_d/in.fifo"
     head -c 400000 "$m" >&3
