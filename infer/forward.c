@@ -60,17 +60,17 @@ struct qwen_state {
     uint32_t pos;           /* tokens in the cache */
     float *x;               /* (n_embd, n_batch) the residual stream */
     float *xb;              /* (n_embd, n_batch) normed input of a sublayer */
-    float *q;               /* (n_embd, n_batch) queries */
+    float *q;               /* (n_q, n_batch) queries */
     float *k;               /* (n_kv, n_batch) keys */
     float *v;               /* (n_kv, n_batch) values */
-    float *ao;              /* (n_embd, n_batch) attention output, before projection */
+    float *ao;              /* (n_q, n_batch) attention output, before projection */
     float *gate;            /* (n_ff, n_batch) */
     float *up;              /* (n_ff, n_batch) */
     float *rope;            /* (head_dim, n_batch) cos, sin of each pair's angle */
     float *att;             /* (n_ctx, n_threads) attention weights, per thread */
-    float *rows;            /* (max(n_embd, n_ff), n_threads) a dequantized weight row, per thread */
+    float *rows;            /* (widest input, n_threads) a dequantized weight row, per thread */
     float *logits;          /* (n_vocab) */
-    void *act[N_ACT];       /* (act_size(max(n_embd, n_ff)), n_batch) a product's quantized
+    void *act[N_ACT];       /* (act_size(widest input), n_batch) a product's quantized
                              * input, per activation type the model's matrices use */
     uint32_t act_wtype[N_ACT]; /* a weight type of each activation type, for sizes */
     int plain;              /* 1: every product in float over dequantized rows */
@@ -81,6 +81,13 @@ struct qwen_state {
     uint16_t *k_cache;      /* (n_kv, n_ctx, n_layer) F16 */
     uint16_t *v_cache;      /* (n_kv, n_ctx, n_layer) F16 */
 };
+
+/* The widest input of a product: max(n_embd, n_q, n_ff). */
+static uint64_t widest_input(const qwen_config *c)
+{
+    uint64_t w = c->n_embd > c->n_ff ? c->n_embd : c->n_ff;
+    return w > c->n_q ? w : c->n_q;
+}
 
 /* calloc of n * size bytes, NULL when the product overflows. */
 static void *alloc_array(uint64_t n, size_t size)
@@ -230,7 +237,7 @@ static int max_threads(void)
 static int alloc_thread_buffers(qwen_state *s, int n)
 {
     const qwen_config *c = &s->m->config;
-    uint64_t row = c->n_embd > c->n_ff ? c->n_embd : c->n_ff;
+    uint64_t row = widest_input(c);
     float *att = alloc_array((uint64_t)s->n_ctx * (uint64_t)n, sizeof(float));
     float *rows = alloc_array(row * (uint64_t)n, sizeof(float));
     if (!att || !rows) {
@@ -290,14 +297,14 @@ int qwen_state_new(qwen_state **out, const qwen_model *m, uint32_t n_ctx, uint32
     s->n_batch = n_batch;
     /* Every factor is bounded by the QWEN_MAX_* limits, so no product below
      * overflows 64 bits; alloc_array refuses what size_t cannot hold. */
-    uint64_t nb = n_batch, row = c->n_embd > c->n_ff ? c->n_embd : c->n_ff;
+    uint64_t nb = n_batch, row = widest_input(c);
     uint64_t cache = (uint64_t)c->n_kv * n_ctx * c->n_layer;
     s->x = alloc_array(c->n_embd * nb, sizeof(float));
     s->xb = alloc_array(c->n_embd * nb, sizeof(float));
-    s->q = alloc_array(c->n_embd * nb, sizeof(float));
+    s->q = alloc_array(c->n_q * nb, sizeof(float));
     s->k = alloc_array(c->n_kv * nb, sizeof(float));
     s->v = alloc_array(c->n_kv * nb, sizeof(float));
-    s->ao = alloc_array(c->n_embd * nb, sizeof(float));
+    s->ao = alloc_array(c->n_q * nb, sizeof(float));
     s->gate = alloc_array(c->n_ff * nb, sizeof(float));
     s->up = alloc_array(c->n_ff * nb, sizeof(float));
     s->rope = alloc_array(c->head_dim * nb, sizeof(float));
@@ -602,12 +609,12 @@ static void attention(qwen_state *s, uint32_t l, uint32_t n)
         const uint32_t t = (uint32_t)(th / c->n_head), h = (uint32_t)(th % c->n_head);
         float *att = s->att + (uint64_t)thread_id() * s->n_ctx;
         const uint32_t len = s->pos + t + 1; /* causal: positions 0 .. pos + t */
-        const float *q = s->q + (uint64_t)t * c->n_embd + (uint64_t)h * hd;
+        const float *q = s->q + (uint64_t)t * c->n_q + (uint64_t)h * hd;
         const uint64_t kvoff = (uint64_t)(h / group) * hd;
         for (uint32_t j = 0; j < len; j++)
             att[j] = s->dot_f16(q, kc + (uint64_t)j * c->n_kv + kvoff, hd) * scale;
         softmax(att, len);
-        float *o = s->ao + (uint64_t)t * c->n_embd + (uint64_t)h * hd;
+        float *o = s->ao + (uint64_t)t * c->n_q + (uint64_t)h * hd;
         memset(o, 0, hd * sizeof *o);
         for (uint32_t j = 0; j < len; j++) s->axpy_f16(o, att[j], vc + (uint64_t)j * c->n_kv + kvoff, hd);
     }
@@ -646,7 +653,7 @@ static void forward_batch(qwen_state *s, const int32_t *tokens, uint32_t n)
 {
     const qwen_config *c = &s->m->config;
     const qwen_weights *w = &s->m->weights;
-    uint32_t e = c->n_embd, kv = c->n_kv, ff = c->n_ff;
+    uint32_t e = c->n_embd, nq = c->n_q, kv = c->n_kv, ff = c->n_ff;
 
     for (uint32_t t = 0; t < n; t++) {
         const qwen_matrix *te = &w->token_embd;
@@ -668,11 +675,21 @@ static void forward_batch(qwen_state *s, const int32_t *tokens, uint32_t n)
         uint16_t *kc = s->k_cache + (uint64_t)l * s->n_ctx * kv;
         uint16_t *vc = s->v_cache + (uint64_t)l * s->n_ctx * kv;
         for (uint32_t t = 0; t < n; t++) {
-            float *q = s->q + (uint64_t)t * e, *k = s->k + (uint64_t)t * kv, *v = s->v + (uint64_t)t * kv;
-            for (uint32_t i = 0; i < e; i++) q[i] += L->bq[i];
-            for (uint32_t i = 0; i < kv; i++) {
-                k[i] += L->bk[i];
-                v[i] += L->bv[i];
+            float *q = s->q + (uint64_t)t * nq, *k = s->k + (uint64_t)t * kv, *v = s->v + (uint64_t)t * kv;
+            if (L->bq) {
+                for (uint32_t i = 0; i < nq; i++) q[i] += L->bq[i];
+                for (uint32_t i = 0; i < kv; i++) {
+                    k[i] += L->bk[i];
+                    v[i] += L->bv[i];
+                }
+            }
+            if (L->q_norm) {
+                for (uint32_t h = 0; h < c->n_head; h++)
+                    rmsnorm(q + (uint64_t)h * c->head_dim, q + (uint64_t)h * c->head_dim, L->q_norm,
+                            c->head_dim, c->rms_eps);
+                for (uint32_t h = 0; h < c->n_head_kv; h++)
+                    rmsnorm(k + (uint64_t)h * c->head_dim, k + (uint64_t)h * c->head_dim, L->k_norm,
+                            c->head_dim, c->rms_eps);
             }
             const float *cs = s->rope + (uint64_t)t * c->head_dim;
             rope_apply(q, c->n_head, c->head_dim, cs);

@@ -1,12 +1,13 @@
 /*
- * forward.h -- the Qwen2 forward pass on the CPU.
+ * forward.h -- the Qwen2 and Qwen3 forward pass on the CPU.
  *
  * A qwen_state holds everything one sequence needs: the F16 key/value cache
  * and every activation buffer, all allocated by qwen_state_new(); the
  * forward pass itself allocates nothing.  A batch of tokens (prefill) and a
  * single token (decode) go through the same code.
  *
- * Per layer: RMSNorm; Q, K, V projections with biases; RoPE in the NeoX
+ * Per layer: RMSNorm; Q, K, V projections, with biases (qwen2); an
+ * RMSNorm over each head of Q and of K (qwen3); RoPE in the NeoX
  * arrangement (element i of each head rotated with element i + head_dim/2
  * by the angle pos * base^(-2i/head_dim)); grouped-query attention, causal,
  * over the keys and values of all earlier positions, stored as F16; output

@@ -14,7 +14,8 @@ infer_libinfer_la_SOURCES += infer/tokenizer.c infer/tokenizer.h
 
 # --- model (config, weights) and the CPU forward pass (OpenMP: programs
 # that link this library link with $(OPENMP_CFLAGS)) ---
-infer_libinfer_la_SOURCES += infer/model.h infer/model.c infer/forward.h infer/forward.c
+infer_libinfer_la_SOURCES += infer/arch.h infer/arch.c infer/model.h infer/model.c \
+	infer/forward.h infer/forward.c
 infer_libinfer_la_LIBADD += -lm
 
 # --- chat template and sampler ---

@@ -1,6 +1,7 @@
 /*
- * model.c -- Qwen2 hyperparameters and weights from a mapped GGUF file, and
- * the checks that decide whether a file is a model the loader can use.
+ * model.c -- hyperparameters and weights from a mapped GGUF file, read by
+ * the tables of arch.c, and the checks that decide whether a file is a
+ * model the loader can use.
  */
 #include <config.h>
 
@@ -52,130 +53,52 @@ static const char *type_str(uint32_t type)
 }
 
 /* ------------------------------------------------------------------------ */
-/* The qwen2 architecture                                                    */
-
-/* What a qwen2 file holds, as data: the loader reads and binds from these
- * tables and qwen_model_check() checks with them, so that the two cannot
- * disagree.  They are keyed the way a table of architectures will be: keys
- * relative to the architecture's name with limits and defaults, tensors
- * with shapes in named dimensions, flags. */
-
-#define ARCH "qwen2"
-
-enum hp_kind { HP_UINT, HP_FLOAT };
-
-/* A hyperparameter: key ARCH.name, stored at `field` of qwen_config
- * (uint32_t for HP_UINT, float for HP_FLOAT). */
-struct hparam {
-    const char *name;
-    enum hp_kind kind;
-    size_t field;
-    double lo, hi;          /* HP_UINT: lo..hi; HP_FLOAT: (0, hi] (lo unused) */
-    int required;
-    int def_from;           /* when absent: the value of hparam def_from, or def when -1 */
-    double def;
-    uint32_t llama_type;    /* the value type llama.cpp insists on */
-};
-
-enum { HP_LAYER, HP_CTX, HP_EMBD, HP_FF, HP_HEAD, HP_HEAD_KV, HP_ROPE_BASE, HP_EPS, HP_COUNT };
-
-#define CFG(f) offsetof(qwen_config, f)
-static const struct hparam qwen2_hparams[HP_COUNT] = {
-    [HP_LAYER] = {"block_count", HP_UINT, CFG(n_layer), 1, QWEN_MAX_LAYERS, 1, -1, 0,
-                  GGUF_VT_UINT32},
-    [HP_CTX] = {"context_length", HP_UINT, CFG(n_ctx_train), 1, QWEN_MAX_CTX, 1, -1, 0,
-                GGUF_VT_UINT32},
-    [HP_EMBD] = {"embedding_length", HP_UINT, CFG(n_embd), 2, QWEN_MAX_EMBD, 1, -1, 0,
-                 GGUF_VT_UINT32},
-    [HP_FF] = {"feed_forward_length", HP_UINT, CFG(n_ff), 1, QWEN_MAX_FF, 1, -1, 0,
-               GGUF_VT_UINT32},
-    [HP_HEAD] = {"attention.head_count", HP_UINT, CFG(n_head), 1, QWEN_MAX_HEADS, 1, -1, 0,
-                 GGUF_VT_UINT32},
-    [HP_HEAD_KV] = {"attention.head_count_kv", HP_UINT, CFG(n_head_kv), 1, QWEN_MAX_HEADS, 0,
-                    HP_HEAD, 0, GGUF_VT_UINT32},
-    [HP_ROPE_BASE] = {"rope.freq_base", HP_FLOAT, CFG(rope_base), 0, 1e30, 0, -1, 10000.0,
-                      GGUF_VT_FLOAT32},
-    [HP_EPS] = {"attention.layer_norm_rms_epsilon", HP_FLOAT, CFG(rms_eps), 0, 1.0, 1, -1, 0,
-                GGUF_VT_FLOAT32},
-};
-
-/* The named dimensions tensor shapes are written in. */
-enum dim { DIM_EMBD, DIM_KV, DIM_FF, DIM_VOCAB, DIM_COUNT, DIM_NONE = DIM_COUNT };
-
-#define T_LAYER 1u      /* one per layer: the name has a %u for the layer number */
-#define T_OPTIONAL 2u   /* may be absent */
-#define T_F32 4u        /* read in place as F32 (norms, biases), so F32 and 4-byte
-                         * aligned; else any type gguf_can_dequantize() accepts */
-
-/* A tensor: shape (ne[0]) or (ne[0], ne[1]), bound to `field` of
- * qwen_layer (T_LAYER) or qwen_weights: a qwen_matrix, or for T_F32 a
- * const float pointer. */
-struct tensor_rule {
-    const char *name;
-    unsigned flags;
-    enum dim ne[2];
-    size_t field;
-};
-
-#define W(f) offsetof(qwen_weights, f)
-#define L(f) offsetof(qwen_layer, f)
-static const struct tensor_rule qwen2_tensors[] = {
-    {"token_embd.weight", 0, {DIM_EMBD, DIM_VOCAB}, W(token_embd)},
-    {"output_norm.weight", T_F32, {DIM_EMBD, DIM_NONE}, W(output_norm)},
-    {"output.weight", T_OPTIONAL, {DIM_EMBD, DIM_VOCAB}, W(output)},
-    {"blk.%u.attn_norm.weight", T_LAYER | T_F32, {DIM_EMBD, DIM_NONE}, L(attn_norm)},
-    {"blk.%u.attn_q.weight", T_LAYER, {DIM_EMBD, DIM_EMBD}, L(wq)},
-    {"blk.%u.attn_q.bias", T_LAYER | T_F32, {DIM_EMBD, DIM_NONE}, L(bq)},
-    {"blk.%u.attn_k.weight", T_LAYER, {DIM_EMBD, DIM_KV}, L(wk)},
-    {"blk.%u.attn_k.bias", T_LAYER | T_F32, {DIM_KV, DIM_NONE}, L(bk)},
-    {"blk.%u.attn_v.weight", T_LAYER, {DIM_EMBD, DIM_KV}, L(wv)},
-    {"blk.%u.attn_v.bias", T_LAYER | T_F32, {DIM_KV, DIM_NONE}, L(bv)},
-    {"blk.%u.attn_output.weight", T_LAYER, {DIM_EMBD, DIM_EMBD}, L(wo)},
-    {"blk.%u.ffn_norm.weight", T_LAYER | T_F32, {DIM_EMBD, DIM_NONE}, L(ffn_norm)},
-    {"blk.%u.ffn_gate.weight", T_LAYER, {DIM_EMBD, DIM_FF}, L(w_gate)},
-    {"blk.%u.ffn_up.weight", T_LAYER, {DIM_EMBD, DIM_FF}, L(w_up)},
-    {"blk.%u.ffn_down.weight", T_LAYER, {DIM_FF, DIM_EMBD}, L(w_down)},
-};
-#define N_TENSOR_RULES (sizeof qwen2_tensors / sizeof qwen2_tensors[0])
-
-/* ------------------------------------------------------------------------ */
 /* Hyperparameters                                                           */
 
-/* Checks general.architecture.  Returns GGUF_OK or the problem's status. */
-static int check_arch(const gguf_file *f, qwen_check *c)
+/* Checks general.architecture: one of arch.h's, and `want` when not NULL.
+ * Stores the architecture in *out.  Returns GGUF_OK or the problem's
+ * status. */
+static int check_arch(const gguf_file *f, const char *want, const qwen_arch **out,
+                      qwen_check *c)
 {
     const char *name = gguf_name(f);
     const gguf_kv *arch = gguf_kv_find(f, "general.architecture");
+    *out = NULL;
     if (!arch)
         return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOT_FOUND, UINT64_MAX,
-                               "%s: key 'general.architecture' is missing; not a " ARCH " model",
-                               name);
+                               "%s: key 'general.architecture' is missing; not a model of a "
+                               "supported architecture (%s)", name, qwen_arch_names());
     if (arch->value.type != GGUF_VT_STRING)
         return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, arch->offset,
                                "%s: key 'general.architecture' has type %s, expected STRING", name,
                                gguf_vtype_name(arch->value.type));
     gguf_str a = arch->value.v.str;
-    if (a.len != strlen(ARCH) || memcmp(a.ptr, ARCH, a.len) != 0) {
-        char buf[80];
+    const qwen_arch *found = qwen_arch_find(a.ptr, a.len);
+    char buf[80];
+    if (!found)
         return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, arch->offset,
-                               "%s: architecture '%s' is not supported (only " ARCH ")", name,
-                               escape(buf, sizeof buf, a));
-    }
+                               "%s: architecture '%s' is not supported (supported: %s)", name,
+                               escape(buf, sizeof buf, a), qwen_arch_names());
+    if (want && strcmp(want, found->name) != 0)
+        return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, arch->offset,
+                               "%s: architecture is '%s', not %s", name, found->name, want);
+    *out = found;
     return GGUF_OK;
 }
 
-/* The key of hyperparameter i, "ARCH.name", in buf. */
-static const char *hp_key(char *buf, size_t cap, int i)
+/* The key of hyperparameter i of architecture a, "ARCH.name", in buf. */
+static const char *hp_key(char *buf, size_t cap, const qwen_arch *a, int i)
 {
-    snprintf(buf, cap, ARCH ".%s", qwen2_hparams[i].name);
+    snprintf(buf, cap, "%s.%s", a->name, a->hparams[i].name);
     return buf;
 }
 
-/* The KV pair of hyperparameter i, or NULL. */
-static const gguf_kv *hp_find(const gguf_file *f, int i)
+/* The KV pair of hyperparameter i, or NULL (also when a has not that
+ * key). */
+static const gguf_kv *hp_find(const gguf_file *f, const qwen_arch *a, int i)
 {
     char key[96];
-    return gguf_kv_find(f, hp_key(key, sizeof key, i));
+    return a->hparams[i].name ? gguf_kv_find(f, hp_key(key, sizeof key, a, i)) : NULL;
 }
 
 /* The status a check ended early returns: its own first problem, or the
@@ -186,27 +109,27 @@ static int ended(int st, const qwen_check *c)
     return st ? st : c->status ? c->status : GGUF_E_INVALID;
 }
 
-/* Reads hyperparameter i into cfg; when absent and optional, stores its
- * default *def.
+/* Reads hyperparameter i of architecture a into cfg; when absent and
+ * optional, stores its default *def.
  * Returns GGUF_OK or the problem's status. */
-static int read_hparam(const gguf_file *f, int i, const double *def, qwen_config *cfg,
-                       qwen_check *c)
+static int read_hparam(const gguf_file *f, const qwen_arch *a, int i, const double *def,
+                       qwen_config *cfg, qwen_check *c)
 {
-    const struct hparam *h = &qwen2_hparams[i];
-    char key[96];
-    hp_key(key, sizeof key, i);
+    const qwen_hparam *h = &a->hparams[i];
+    char key[96] = "";
+    if (h->name) hp_key(key, sizeof key, a, i);
     const char *name = gguf_name(f);
     void *field = (char *)cfg + h->field;
-    const gguf_kv *kv = gguf_kv_find(f, key);
+    const gguf_kv *kv = hp_find(f, a, i);
     if (!kv) {
         if (h->required)
             return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOT_FOUND, UINT64_MAX,
                                    "%s: key '%s' is missing", name, key);
-        if (h->kind == HP_UINT) *(uint32_t *)field = (uint32_t)*def;
+        if (h->kind == QWEN_HP_UINT) *(uint32_t *)field = (uint32_t)*def;
         else *(float *)field = (float)*def;
         return GGUF_OK;
     }
-    if (h->kind == HP_UINT) {
+    if (h->kind == QWEN_HP_UINT) {
         uint64_t v;
         if (gguf_kv_uint(f, key, &v, NULL) != GGUF_OK)
             return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
@@ -236,65 +159,85 @@ static int read_hparam(const gguf_file *f, int i, const double *def, qwen_config
     return GGUF_OK;
 }
 
-/* The hyperparameters, the vocabulary size from token_embd.weight and its
- * agreement with the tokenizer's.  Each key is checked on its own; a rule
- * that relates keys runs only when they were read.  Returns GGUF_OK when
- * cfg is complete, else the status of the first problem; *dims_ok (when
- * not NULL) tells whether the tensor dimensions and the layer count were
- * read, so that the tensors can be checked even when, say, the rope base
- * was refused. */
-static int check_config(const gguf_file *f, qwen_config *cfg, qwen_check *c, int *dims_ok)
+/* The hyperparameters of architecture a, the vocabulary size from
+ * token_embd.weight and its agreement with the tokenizer's.  Each key is
+ * checked on its own; a rule that relates keys runs only when they were
+ * read.  Returns GGUF_OK when cfg is complete, else the status of the
+ * first problem; *dims_ok (when not NULL) tells whether the tensor
+ * dimensions and the layer count were read, so that the tensors can be
+ * checked even when, say, the rope base was refused. */
+static int check_config(const gguf_file *f, const qwen_arch *a, qwen_config *cfg, qwen_check *c,
+                        int *dims_ok)
 {
     memset(cfg, 0, sizeof *cfg);
+    cfg->arch = a;
     if (dims_ok) *dims_ok = 0;
     const char *name = gguf_name(f);
-    int ok[HP_COUNT] = {0}, bad = 0, st = GGUF_OK;
-    for (int i = 0; i < HP_COUNT && !c->done; i++) {
-        const struct hparam *h = &qwen2_hparams[i];
+    int ok[QWEN_HP_COUNT] = {0}, bad = 0, st = GGUF_OK;
+    for (int i = 0; i < QWEN_HP_COUNT && !c->done; i++) {
+        const qwen_hparam *h = &a->hparams[i];
+        const gguf_kv *kv = hp_find(f, a, i);
         double def = h->def;
-        if (h->def_from >= 0) {
-            const struct hparam *from = &qwen2_hparams[h->def_from];
+        if (!kv && h->def_from == QWEN_DEF_HEAD_WIDTH) {
+            if (!ok[QWEN_HP_EMBD] || !ok[QWEN_HP_HEAD]) continue; /* refused: said */
+            if (cfg->n_embd % cfg->n_head != 0) {
+                st = st ? st : GGUF_E_FORMAT;
+                qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, hp_find(f, a, QWEN_HP_HEAD)->offset,
+                                "%s: embedding length %" PRIu32 " is not a multiple of the head "
+                                "count %" PRIu32, name, cfg->n_embd, cfg->n_head);
+                continue;
+            }
+            def = cfg->n_embd / cfg->n_head;
+        } else if (!kv && h->def_from >= 0) {
+            if (!ok[h->def_from]) continue; /* absent, and its default was refused */
+            const qwen_hparam *from = &a->hparams[h->def_from];
             const void *v = (const char *)cfg + from->field;
-            if (ok[h->def_from])
-                def = from->kind == HP_UINT ? *(const uint32_t *)v : *(const float *)v;
-            else if (!hp_find(f, i))
-                continue; /* absent, and its default was refused: nothing to say */
+            def = from->kind == QWEN_HP_UINT ? *(const uint32_t *)v : *(const float *)v;
         }
-        int r = read_hparam(f, i, &def, cfg, c);
+        int r = read_hparam(f, a, i, &def, cfg, c);
         ok[i] = r == GGUF_OK;
         if (r && !st) st = r;
     }
-    for (int i = 0; i < HP_COUNT; i++) bad |= !ok[i];
+    for (int i = 0; i < QWEN_HP_COUNT; i++) bad |= !ok[i];
     if (c->done) return ended(st, c);
 
-    /* n_embd = n_head * head_dim, head_dim even (RoPE rotates pairs);
+    /* An even head width (RoPE rotates pairs), at most QWEN_MAX_HEAD_DIM
+     * (a key's range is checked, not a default's), the same for values;
      * n_head a multiple of n_head_kv (grouped-query attention). */
-    const gguf_kv *hkv = hp_find(f, HP_HEAD);
-    int heads_ok = ok[HP_EMBD] && ok[HP_HEAD] && ok[HP_HEAD_KV];
-    if (ok[HP_EMBD] && ok[HP_HEAD]) {
-        if (cfg->n_embd % cfg->n_head != 0) {
-            st = st ? st : GGUF_E_FORMAT;
-            bad = 1;
-            heads_ok = 0;
-            qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, hkv->offset,
-                            "%s: embedding length %" PRIu32 " is not a multiple of the head count %"
-                            PRIu32, name, cfg->n_embd, cfg->n_head);
-        } else {
-            cfg->head_dim = cfg->n_embd / cfg->n_head;
-            if (cfg->head_dim % 2 != 0 || cfg->head_dim > QWEN_MAX_HEAD_DIM) {
-                st = st ? st : GGUF_E_FORMAT;
-                bad = 1;
-                heads_ok = 0;
-                qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, hkv->offset,
-                                "%s: head size %" PRIu32 " (embedding length / head count) must "
-                                "be even and at most %u", name, cfg->head_dim, QWEN_MAX_HEAD_DIM);
-            }
-        }
+    int heads_ok = ok[QWEN_HP_EMBD] && ok[QWEN_HP_HEAD] && ok[QWEN_HP_HEAD_KV] &&
+                   ok[QWEN_HP_KEY_LEN] && ok[QWEN_HP_VALUE_LEN];
+    if (ok[QWEN_HP_KEY_LEN] && (cfg->head_dim % 2 != 0 || cfg->head_dim > QWEN_MAX_HEAD_DIM)) {
+        const gguf_kv *kv = hp_find(f, a, QWEN_HP_KEY_LEN);
+        char key[96];
+        st = st ? st : GGUF_E_FORMAT;
+        bad = 1;
+        heads_ok = 0;
+        if (kv)
+            qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
+                            "%s: key '%s' is %" PRIu32 "; the head width must be even", name,
+                            hp_key(key, sizeof key, a, QWEN_HP_KEY_LEN), cfg->head_dim);
+        else
+            qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, hp_find(f, a, QWEN_HP_HEAD)->offset,
+                            "%s: head size %" PRIu32 " (embedding length / head count) must "
+                            "be even and at most %u", name, cfg->head_dim, QWEN_MAX_HEAD_DIM);
     }
     if (c->done) return ended(st, c);
-    if (ok[HP_HEAD] && ok[HP_HEAD_KV] && cfg->n_head % cfg->n_head_kv != 0) {
+    if (heads_ok && cfg->head_dim_v != cfg->head_dim) {
+        char key[96];
+        st = st ? st : GGUF_E_UNSUPPORTED;
+        bad = 1;
+        heads_ok = 0;
+        qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED,
+                        hp_find(f, a, QWEN_HP_VALUE_LEN)->offset,
+                        "%s: key '%s' is %" PRIu32 ", unlike the key head width %" PRIu32
+                        "; value heads of another width are not supported", name,
+                        hp_key(key, sizeof key, a, QWEN_HP_VALUE_LEN), cfg->head_dim_v,
+                        cfg->head_dim);
+    }
+    if (c->done) return ended(st, c);
+    if (ok[QWEN_HP_HEAD] && ok[QWEN_HP_HEAD_KV] && cfg->n_head % cfg->n_head_kv != 0) {
         /* (Present: its default, the head count, divides itself.) */
-        const gguf_kv *kv = hp_find(f, HP_HEAD_KV);
+        const gguf_kv *kv = hp_find(f, a, QWEN_HP_HEAD_KV);
         char key[96];
         st = st ? st : GGUF_E_FORMAT;
         bad = 1;
@@ -302,7 +245,7 @@ static int check_config(const gguf_file *f, qwen_config *cfg, qwen_check *c, int
         if (cfg->n_head_kv > cfg->n_head)
             qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
                             "%s: key '%s' is %" PRIu32 ", more than the head count %" PRIu32,
-                            name, hp_key(key, sizeof key, HP_HEAD_KV), cfg->n_head_kv,
+                            name, hp_key(key, sizeof key, a, QWEN_HP_HEAD_KV), cfg->n_head_kv,
                             cfg->n_head);
         else
             qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, kv->offset,
@@ -310,10 +253,12 @@ static int check_config(const gguf_file *f, qwen_config *cfg, qwen_check *c, int
                             PRIu32, name, cfg->n_head, cfg->n_head_kv);
     }
     if (c->done) return ended(st, c);
+    /* At most QWEN_MAX_HEADS * QWEN_MAX_HEAD_DIM each. */
+    cfg->n_q = cfg->n_head * cfg->head_dim;
     cfg->n_kv = cfg->n_head_kv * cfg->head_dim;
 
     /* n_vocab: the rows of token_embd.weight. */
-    if (!ok[HP_EMBD]) return st;
+    if (!ok[QWEN_HP_EMBD]) return st;
     const gguf_tensor *te = gguf_tensor_find(f, "token_embd.weight");
     if (!te)
         return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOT_FOUND, UINT64_MAX,
@@ -328,7 +273,7 @@ static int check_config(const gguf_file *f, qwen_config *cfg, qwen_check *c, int
         return st ? st : GGUF_E_FORMAT;
     }
     cfg->n_vocab = (uint32_t)te->ne[1];
-    if (dims_ok) *dims_ok = heads_ok && ok[HP_LAYER] && ok[HP_FF];
+    if (dims_ok) *dims_ok = heads_ok && ok[QWEN_HP_LAYER] && ok[QWEN_HP_FF];
 
     /* Every token the tokenizer can give must have an embedding row.  (When
      * the tokens are not an array of strings the tokenizer says so.) */
@@ -347,8 +292,9 @@ int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err)
 {
     if (!f || !cfg) return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_config_read: NULL argument");
     qwen_check c = QWEN_CHECK_FIRST(err);
-    if (check_arch(f, &c)) return c.status;
-    return check_config(f, cfg, &c, NULL) ? c.status : GGUF_OK;
+    const qwen_arch *a;
+    if (check_arch(f, NULL, &a, &c)) return c.status;
+    return check_config(f, a, cfg, &c, NULL) ? c.status : GGUF_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -358,18 +304,18 @@ int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err)
  * in used[] (when not NULL).  When base is not NULL, binds it there (a
  * qwen_layer or the qwen_weights), which needs its data in memory.
  * Returns GGUF_OK (an absent optional tensor too) or the problem's status. */
-static int check_tensor(const gguf_file *f, const struct tensor_rule *r, const char *name,
+static int check_tensor(const gguf_file *f, const qwen_tensor_rule *r, const char *name,
                         const uint64_t *dim, void *base, unsigned char *used, qwen_check *c)
 {
     const char *file = gguf_name(f);
     const gguf_tensor *t = gguf_tensor_find(f, name);
     if (!t) {
-        if (r->flags & T_OPTIONAL) return GGUF_OK;
+        if (r->flags & QWEN_T_OPTIONAL) return GGUF_OK;
         return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOT_FOUND, UINT64_MAX,
                                "%s: tensor '%s' is missing", file, name);
     }
     if (used) used[gguf_tensor_index(f, t)] = 1;
-    uint32_t n = r->ne[1] == DIM_NONE ? 1 : 2;
+    uint32_t n = r->ne[1] == QWEN_DIM_NONE ? 1 : 2;
     uint64_t want[2] = {dim[r->ne[0]], n == 2 ? dim[r->ne[1]] : 0};
     if (t->n_dims != n || t->ne[0] != want[0] || (n == 2 && t->ne[1] != want[1])) {
         char have[128], exp[64];
@@ -378,7 +324,7 @@ static int check_tensor(const gguf_file *f, const struct tensor_rule *r, const c
                                shape_str(have, sizeof have, t->n_dims, t->ne),
                                shape_str(exp, sizeof exp, n, want));
     }
-    if (r->flags & T_F32) {
+    if (r->flags & QWEN_T_F32) {
         if (t->type != GGUF_T_F32)
             return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_FORMAT, t->info_offset,
                                    "%s: tensor '%s' has type %s, expected F32", file, name,
@@ -398,12 +344,12 @@ static int check_tensor(const gguf_file *f, const struct tensor_rule *r, const c
         return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, t->info_offset,
                                "%s: tensor '%s': data is not in memory (the model must be a "
                                "regular file, not a pipe)", file, name);
-    if ((r->flags & T_F32) && (uintptr_t)t->data % sizeof(float) != 0)
+    if ((r->flags & QWEN_T_F32) && (uintptr_t)t->data % sizeof(float) != 0)
         return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, t->info_offset,
                                "%s: tensor '%s': F32 data is not 4-byte aligned in memory", file,
                                name);
     void *field = (char *)base + r->field;
-    if (r->flags & T_F32) {
+    if (r->flags & QWEN_T_F32) {
         *(const float **)field = t->data;
     } else {
         /* The reader has checked that size = rows * row bytes fits the file. */
@@ -423,20 +369,21 @@ static int check_tensor(const gguf_file *f, const struct tensor_rule *r, const c
 static int check_tensors(const gguf_file *f, const qwen_config *cfg, qwen_weights *w,
                          unsigned char *used, qwen_check *c)
 {
-    const uint64_t dim[DIM_COUNT] = {
-        [DIM_EMBD] = cfg->n_embd, [DIM_KV] = cfg->n_kv, [DIM_FF] = cfg->n_ff,
-        [DIM_VOCAB] = cfg->n_vocab,
+    const uint64_t dim[QWEN_DIM_COUNT] = {
+        [QWEN_DIM_EMBD] = cfg->n_embd, [QWEN_DIM_Q] = cfg->n_q, [QWEN_DIM_KV] = cfg->n_kv,
+        [QWEN_DIM_HEAD] = cfg->head_dim, [QWEN_DIM_FF] = cfg->n_ff, [QWEN_DIM_VOCAB] = cfg->n_vocab,
     };
+    const qwen_arch *a = cfg->arch;
     int st = GGUF_OK, r;
-    for (size_t i = 0; i < N_TENSOR_RULES && !c->done; i++) {
-        const struct tensor_rule *t = &qwen2_tensors[i];
-        if (!(t->flags & T_LAYER) && (r = check_tensor(f, t, t->name, dim, w, used, c)) && !st)
+    for (size_t i = 0; i < a->n_tensors && !c->done; i++) {
+        const qwen_tensor_rule *t = &a->tensors[i];
+        if (!(t->flags & QWEN_T_LAYER) && (r = check_tensor(f, t, t->name, dim, w, used, c)) && !st)
             st = r;
     }
     for (uint32_t l = 0; l < cfg->n_layer && !c->done; l++) {
-        for (size_t i = 0; i < N_TENSOR_RULES && !c->done; i++) {
-            const struct tensor_rule *t = &qwen2_tensors[i];
-            if (!(t->flags & T_LAYER)) continue;
+        for (size_t i = 0; i < a->n_tensors && !c->done; i++) {
+            const qwen_tensor_rule *t = &a->tensors[i];
+            if (!(t->flags & QWEN_T_LAYER)) continue;
             char name[64];
             snprintf(name, sizeof name, t->name, (unsigned)l);
             if ((r = check_tensor(f, t, name, dim, w ? &w->layers[l] : NULL, used, c)) && !st)
@@ -450,8 +397,10 @@ static int check_tensors(const gguf_file *f, const qwen_config *cfg, qwen_weight
     return st;
 }
 
-/* A note naming the first tensor that no rule used, when there is one. */
-static void note_unused(const gguf_file *f, const unsigned char *used, qwen_check *c)
+/* A note naming the first tensor that no rule of architecture a used, when
+ * there is one. */
+static void note_unused(const gguf_file *f, const qwen_arch *a, const unsigned char *used,
+                        qwen_check *c)
 {
     uint64_t n = gguf_tensor_count(f), unused = 0, first = 0;
     for (uint64_t i = 0; i < n; i++)
@@ -462,9 +411,9 @@ static void note_unused(const gguf_file *f, const unsigned char *used, qwen_chec
     if (unused == 2) snprintf(more, sizeof more, " (nor is one other)");
     else if (unused > 2) snprintf(more, sizeof more, " (nor are %" PRIu64 " others)", unused - 1);
     qwen_check_fail(c, QWEN_LLAMA_NOTE, GGUF_OK, t->info_offset,
-                    "%s: tensor %" PRIu64 " '%s' is not part of the " ARCH " architecture%s; "
+                    "%s: tensor %" PRIu64 " '%s' is not part of the %s architecture%s; "
                     "llama.cpp refuses files with tensors it does not use", gguf_name(f), first,
-                    escape(buf, sizeof buf, t->name), more);
+                    escape(buf, sizeof buf, t->name), a->name, more);
 }
 
 /* The tensor data is read in place in host byte order. */
@@ -475,15 +424,16 @@ static int check_byte_order(const gguf_file *f, qwen_check *c)
                            "%s: big-endian model files are not supported", gguf_name(f));
 }
 
-int qwen_model_check(const gguf_file *f, qwen_check *c)
+int qwen_model_check(const gguf_file *f, const char *arch, qwen_check *c)
 {
     if (!f || !c) return GGUF_E_INVALID;
     check_byte_order(f, c);
     /* Another architecture: its keys and tensors are not these. */
-    if (c->done || check_arch(f, c) || c->done) return c->status;
+    const qwen_arch *a;
+    if (c->done || check_arch(f, arch, &a, c) || c->done) return c->status;
     qwen_config cfg;
     int dims_ok;
-    check_config(f, &cfg, c, &dims_ok);
+    check_config(f, a, &cfg, c, &dims_ok);
     if (dims_ok && !c->done) {
         uint64_t n = gguf_tensor_count(f);
         unsigned char *used = calloc((size_t)(n ? n : 1), 1);
@@ -492,7 +442,7 @@ int qwen_model_check(const gguf_file *f, qwen_check *c)
                                    gguf_name(f));
         check_tensors(f, &cfg, NULL, used, c);
         /* Only a walk that ended has seen every tensor it would use. */
-        if (!c->done) note_unused(f, used, c);
+        if (!c->done) note_unused(f, a, used, c);
         free(used);
     }
     if (!c->done) qwen_tokenizer_check(f, c);
@@ -526,7 +476,9 @@ int qwen_model_open(qwen_model **out, const char *path, gguf_error *err)
     }
     m->file = f;
     qwen_check c = QWEN_CHECK_FIRST(err);
-    if (check_byte_order(f, &c) || check_arch(f, &c) || check_config(f, &m->config, &c, NULL)) {
+    const qwen_arch *a;
+    if (check_byte_order(f, &c) || check_arch(f, NULL, &a, &c) ||
+        check_config(f, a, &m->config, &c, NULL)) {
         st = c.status;
         goto fail;
     }

@@ -1,8 +1,9 @@
 /*
- * model.h -- a Qwen2-architecture model: hyperparameters and weights.
+ * model.h -- a Qwen model: hyperparameters and weights.
  *
- * A model is read from a GGUF file whose general.architecture is "qwen2"
- * (Qwen2.5 0.5B ... 7B and their Instruct and Coder variants).  The file is
+ * A model is read from a GGUF file whose general.architecture is one of
+ * the architectures of infer/arch.h ("qwen2": Qwen2.5 0.5B ... 72B and
+ * their Instruct and Coder variants; "qwen3": dense Qwen3).  The file is
  * memory-mapped by libgguf and every weight points into the mapping: nothing
  * is copied.  Every hyperparameter is checked before anything is sized from
  * it, and every tensor's type and shape before it is bound.
@@ -11,9 +12,10 @@
  * one row (the input width of a matrix), ne1 the number of rows (its output
  * width).  A matrix of shape (n_embd, n_vocab) has n_vocab rows of n_embd.
  *
- * What a qwen2 file must hold (keys with their limits and defaults,
- * tensors with shapes in named dimensions) is one table in model.c that
- * both the loader and qwen_model_check() (gguf-verify --model) read.
+ * What a file of each architecture must hold (keys with their limits and
+ * defaults, tensors with shapes in named dimensions) is its table in
+ * arch.c, which both the loader and qwen_model_check() (gguf-verify
+ * --model) read.
  *
  * Statuses are those of <gguf/gguf.h>; the error message names the file,
  * the key or tensor and its byte offset, ready to print after "prog: ".
@@ -25,15 +27,16 @@
 #include <stdint.h>
 
 #include "gguf/gguf.h"
+#include "infer/arch.h"
 #include "infer/check.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Limits of what the loader accepts.  Far above any Qwen2 model (the
- * largest, 72B, has 80 layers, width 8192, FFN 29568, 64 heads, a vocabulary
- * of 152064 and a context of 131072), low enough that no size computed from
+/* Limits of what the loader accepts.  Far above any Qwen2 or Qwen3 model
+ * (the largest, Qwen2.5 72B, has 80 layers, width 8192, FFN 29568, 64
+ * heads, a vocabulary of 152064 and a context of 131072), low enough that no size computed from
  * them overflows 64 bits. */
 #define QWEN_MAX_LAYERS 1024u
 #define QWEN_MAX_EMBD 65536u
@@ -43,19 +46,23 @@ extern "C" {
 #define QWEN_MAX_VOCAB 16777216u
 #define QWEN_MAX_CTX 16777216u
 
-/* Hyperparameters (the qwen2.* keys; n_vocab from token_embd). */
+/* Hyperparameters (the ARCH.* keys; n_vocab from token_embd). */
 typedef struct qwen_config {
-    uint32_t n_layer;       /* qwen2.block_count */
-    uint32_t n_ctx_train;   /* qwen2.context_length */
-    uint32_t n_embd;        /* qwen2.embedding_length */
-    uint32_t n_ff;          /* qwen2.feed_forward_length */
-    uint32_t n_head;        /* qwen2.attention.head_count */
-    uint32_t n_head_kv;     /* qwen2.attention.head_count_kv (default n_head) */
-    uint32_t head_dim;      /* n_embd / n_head, even (RoPE rotates pairs) */
+    const qwen_arch *arch;  /* general.architecture */
+    uint32_t n_layer;       /* ARCH.block_count */
+    uint32_t n_ctx_train;   /* ARCH.context_length */
+    uint32_t n_embd;        /* ARCH.embedding_length */
+    uint32_t n_ff;          /* ARCH.feed_forward_length */
+    uint32_t n_head;        /* ARCH.attention.head_count */
+    uint32_t n_head_kv;     /* ARCH.attention.head_count_kv (default n_head) */
+    uint32_t head_dim;      /* qwen3.attention.key_length, else n_embd / n_head; even
+                             * (RoPE rotates pairs) */
+    uint32_t head_dim_v;    /* qwen3.attention.value_length: equal to head_dim */
+    uint32_t n_q;           /* n_head * head_dim: width of Q and of attention's output */
     uint32_t n_kv;          /* n_head_kv * head_dim: width of K and V */
     uint32_t n_vocab;       /* rows of token_embd.weight */
-    float rope_base;        /* qwen2.rope.freq_base (default 10000) */
-    float rms_eps;          /* qwen2.attention.layer_norm_rms_epsilon */
+    float rope_base;        /* ARCH.rope.freq_base (default 10000) */
+    float rms_eps;          /* ARCH.attention.layer_norm_rms_epsilon */
 } qwen_config;
 
 /* A weight matrix of `rows` rows of `cols` elements of ggml type `type`,
@@ -69,16 +76,19 @@ typedef struct qwen_matrix {
     size_t row_bytes;
 } qwen_matrix;
 
-/* One transformer block.  Vectors are F32, read in place. */
+/* One transformer block.  Vectors are F32, read in place; those the
+ * architecture has not are NULL. */
 typedef struct qwen_layer {
     const float *attn_norm;  /* (n_embd) */
-    qwen_matrix wq;          /* (n_embd, n_embd) */
-    const float *bq;         /* (n_embd) */
+    qwen_matrix wq;          /* (n_embd, n_q) */
+    const float *bq;         /* (n_q) qwen2 */
+    const float *q_norm;     /* (head_dim) qwen3 */
     qwen_matrix wk;          /* (n_embd, n_kv) */
-    const float *bk;         /* (n_kv) */
+    const float *bk;         /* (n_kv) qwen2 */
+    const float *k_norm;     /* (head_dim) qwen3 */
     qwen_matrix wv;          /* (n_embd, n_kv) */
-    const float *bv;         /* (n_kv) */
-    qwen_matrix wo;          /* (n_embd, n_embd) */
+    const float *bv;         /* (n_kv) qwen2 */
+    qwen_matrix wo;          /* (n_q, n_embd) */
     const float *ffn_norm;   /* (n_embd) */
     qwen_matrix w_gate;      /* (n_embd, n_ff) */
     qwen_matrix w_up;        /* (n_embd, n_ff) */
@@ -101,22 +111,26 @@ typedef struct qwen_model {
 
 /* Reads and checks the hyperparameters of the open file f.
  *
- * general.architecture must be "qwen2"; the qwen2.* keys above must be
- * integers (any width) or F32 as listed, within the QWEN_MAX_* limits and
- * consistent (n_embd divisible by n_head into an even head_dim, n_head
- * divisible by n_head_kv, a finite rope base and epsilon > 0).  n_vocab is
+ * general.architecture must be one of arch.h's; the ARCH.* keys of its
+ * table must be integers (any width) or F32 as listed, within the
+ * QWEN_MAX_* limits and consistent (an even head_dim: key_length where
+ * the architecture has it and the file gives it, else n_embd divided by
+ * n_head without remainder; value_length equal to it; n_head divisible by
+ * n_head_kv; a finite rope base and epsilon > 0).  n_vocab is
  * taken from token_embd.weight, whose shape is checked here too, and
  * tokenizer.ggml.tokens, when it is an array of strings, must not hold
  * more tokens than that.  Every error is an item of the file with its byte
  * offset.
  *
- * Returns GGUF_OK; GGUF_E_UNSUPPORTED for another architecture;
+ * Returns GGUF_OK; GGUF_E_UNSUPPORTED for another architecture (the
+ * message names it and the supported ones);
  * GGUF_E_NOT_FOUND for a missing required key or token_embd.weight;
  * GGUF_E_FORMAT for a value of the wrong type or out of range;
  * GGUF_E_INVALID for NULL arguments. */
 int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err);
 
-/* Checks that the open file f holds a model that qwen_model_open() and
+/* Checks that the open file f holds a model of architecture `arch` (NULL:
+ * any of arch.h's) that qwen_model_open() and
  * qwen_tokenizer_load() accept, with their own checks: byte order, the
  * hyperparameters (qwen_config_read), every tensor's presence, shape and
  * type, and the tokenizer metadata.  Tensor data is not read, so f may be
@@ -129,15 +143,17 @@ int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err);
  * Returns c->status: GGUF_OK when no problem was found, else the status
  * of the first (the statuses of qwen_config_read, qwen_model_open and
  * qwen_tokenizer_load); GGUF_E_NOMEM; GGUF_E_INVALID for NULL arguments. */
-int qwen_model_check(const gguf_file *f, qwen_check *c);
+int qwen_model_check(const gguf_file *f, const char *arch, qwen_check *c);
 
 /* Opens the GGUF file at `path` (memory-mapped), reads its configuration
  * and binds every weight by name.
  *
- * Required tensors: token_embd.weight, output_norm.weight, and for each
- * layer i blk.i.{attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm,
- * ffn_gate, ffn_up, ffn_down}.weight and blk.i.attn_{q,k,v}.bias;
- * output.weight is optional (tied embeddings).  Matrices may have any type
+ * Required tensors: those of the architecture's table (arch.c):
+ * token_embd.weight, output_norm.weight, and for each layer i
+ * blk.i.{attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm,
+ * ffn_gate, ffn_up, ffn_down}.weight, with blk.i.attn_{q,k,v}.bias for
+ * qwen2 and blk.i.attn_{q,k}_norm.weight for qwen3; output.weight is
+ * optional (tied embeddings).  Matrices may have any type
  * gguf_can_dequantize() accepts; norms and biases must be F32, 4-byte
  * aligned in the file.
  *

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "gguf/gguf.h"
+#include "infer/chat.h"
 #include "infer/tokenizer.h"
 #include "tests/bytelevel.h"
 #include "tests/testutil.h"
@@ -1053,6 +1054,45 @@ static int run_file(const char *path)
     return 0;
 }
 
+/* Feeds the tokens (id, text) of a reply through a thinking filter with
+ * <think> = 7, </think> = 8 and compares what it lets through with want. */
+static void think_case(const char *what, int32_t open, const int32_t *ids, const char *const *texts,
+                       size_t n, const char *want)
+{
+    qwen_think_filter f;
+    qwen_think_filter_init_ids(&f, open, 8);
+    char got[256];
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strlen(texts[i]);
+        const char *p = qwen_think_filter_feed(&f, ids[i], texts[i], &k);
+        memcpy(got + len, p, k);
+        len += k;
+    }
+    got[len] = 0;
+    CHECK(strcmp(got, want) == 0, "think filter, %s: '%s', expected '%s'", what, got, want);
+}
+
+static void test_think_filter(void)
+{
+    const int32_t ids[] = {7, 1, 2, 8, 3, 4, 5};
+    const char *const texts[] = {"<think>", "Let me", " see", "</think>", "\n\n", "\n The", " answer"};
+    think_case("block hidden with the white space after it", 7, ids, texts, 7, "The answer");
+    think_case("no filter without the ids", -1, ids, texts, 7,
+               "<think>Let me see</think>\n\n\n The answer");
+    think_case("a reply that does not open the block passes whole", 7, ids + 1, texts + 1, 6,
+               "Let me see</think>\n\n\n The answer");
+    think_case("a block never closed hides everything", 7, ids, texts, 3, "");
+    qwen_think_filter f;
+    qwen_think_filter_init_ids(&f, 7, 8);
+    size_t k = 7;
+    qwen_think_filter_feed(&f, 7, "<think>", &k);
+    CHECK(qwen_think_filter_hiding(&f) && k == 0, "think filter: hiding inside the block");
+    const int32_t later[] = {1, 7, 2};
+    const char *const later_t[] = {"A", "<think>", "B"};
+    think_case("a <think> after the start passes", 7, later, later_t, 3, "A<think>B");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 5 && strcmp(argv[1], "--real") == 0) return run_real(argv[2], argv[3], argv[4]);
@@ -1068,6 +1108,7 @@ int main(int argc, char **argv)
     fprintf(stderr, "synthetic vocabulary: %d tokens, %d merges\n", V.n, V.n_merges);
 
     test_bad_metadata();
+    test_think_filter();
     gguf_error err;
     int st;
     qwen_tokenizer *t = load_vocab(M_NONE, &err, &st);

@@ -184,7 +184,10 @@ refused arch "key 'general.architecture' has type UINT32, expected STRING" \
     --set general.architecture=7
 run 1 notqwen "$VERIFY" --model qwen2 corpus/valid.gguf
 check "another architecture" is "$tmp/notqwen.out" \
-    "corpus/valid.gguf: FAILED: qwen2: architecture 'llama' is not supported (only qwen2) (at byte 24)"
+    "corpus/valid.gguf: FAILED: qwen2: architecture 'llama' is not supported (supported: qwen2, qwen3) (at byte 24)"
+run 1 wrongarch "$VERIFY" --model qwen3 m.gguf
+check "a qwen2 file is not a qwen3 model" has "$tmp/wrongarch.out" \
+    "m.gguf: FAILED: qwen3: architecture is 'qwen2', not qwen3 (at byte 24)"
 synth be.gguf --size tiny --type f32 --seed 13 --big-endian
 run 1 be-model "$VERIFY" --model qwen2 be.gguf
 check "big-endian: refused, as qwen-run refuses it" has "$tmp/be-model.out" \

@@ -179,7 +179,7 @@ check "bad algorithm: named" has "$tmp/badalgo.err" "unknown algorithm 'sha1'"
 run 2 twomodes "$VERIFY" -w -c m.xxh m.gguf
 check "two modes: refused" has "$tmp/twomodes.err" "cannot be combined"
 run 2 badmodel "$VERIFY" --model llama m.gguf
-check "--model llama: unsupported" has "$tmp/badmodel.err" "unsupported architecture 'llama'"
+check "--model llama: unsupported, the supported named" has "$tmp/badmodel.err" "unsupported architecture 'llama' (supported: qwen2, qwen3)"
 run 2 embed1 "$VERIFY" --embed m.gguf
 check "--embed without OUT" has "$tmp/embed1.err" "--embed needs IN and OUT"
 if [ -w /dev/full ]; then

@@ -69,7 +69,8 @@ static void usage(void)
         "                        manifest lines\n"
         "      --model=ARCH      also check that qwen-run can load the model, with\n"
         "                        its loader's checks of keys, tensors and tokenizer;\n"
-        "                        warn of what llama.cpp refuses besides (ARCH: qwen2)\n"
+        "                        warn of what llama.cpp refuses besides (ARCH: qwen2,\n"
+        "                        qwen3)\n"
         "  -a, --algo=ALGO       checksum algorithm for -w: xxh3 (default), xxh128,\n"
         "                        xxh64, crc32\n"
         "      --ignore-missing  with -c: skip listed files that do not exist\n"
@@ -438,7 +439,7 @@ static int model_finding(void *ctx, int kind, const gguf_error *e)
 static void check_model(struct vfile *v)
 {
     qwen_check c = { model_finding, v, NULL, GGUF_OK, 0 };
-    qwen_model_check(v->f, &c);
+    qwen_model_check(v->f, opt.model, &c);
 }
 
 /* --- embedded checksums ------------------------------------------------------ */
@@ -1182,9 +1183,9 @@ static int parse_options(int argc, char **argv)
         case OPT_ALLOW_TRAILING: opt.allow_trailing = 1; break;
         case OPT_STRICT: opt.strict = 1; break;
         case OPT_MODEL:
-            if (strcmp(optarg, "qwen2") != 0)
-                return cli_usage_error("--model: unsupported architecture '%s' (supported: qwen2)",
-                                       optarg);
+            if (!qwen_arch_find(optarg, strlen(optarg)))
+                return cli_usage_error("--model: unsupported architecture '%s' (supported: %s)",
+                                       optarg, qwen_arch_names());
             opt.model = optarg;
             break;
         case 'q': opt.quiet = 1; break;
