@@ -1,19 +1,21 @@
 /*
- * forward.h -- the Qwen2 and Qwen3 forward pass on the CPU.
+ * forward.h -- one sequence through a model on the CPU: a thin wrapper
+ * over a context of one sequence (context.h), for callers that need no
+ * more.
  *
- * A qwen_state holds everything one sequence needs: the F16 key/value cache
- * and every activation buffer, all allocated by qwen_state_new(); the
- * forward pass itself allocates nothing.  A batch of tokens (prefill) and a
- * single token (decode) go through the same code.
+ * A qwen_state holds the F16 key/value cache of its sequence and every
+ * activation buffer, all allocated by qwen_state_new(); the forward pass
+ * itself allocates nothing.  A batch of tokens (prefill) and a single
+ * token (decode) go through the same code.
  *
- * Per layer: RMSNorm; Q, K, V projections, with biases (qwen2); an
- * RMSNorm over each head of Q and of K (qwen3); RoPE in the NeoX
- * arrangement (element i of each head rotated with element i + head_dim/2
- * by the angle pos * base^(-2i/head_dim)); grouped-query attention, causal,
- * over the keys and values of all earlier positions, stored as F16; output
- * projection; residual; RMSNorm; SwiGLU feed-forward (silu(gate) * up, then
- * down); residual.  Then the final RMSNorm and the logits of the output
- * matrix (token_embd when tied).
+ * Per layer (infer/cpu/graph.c): RMSNorm; Q, K, V projections, with
+ * biases (qwen2); an RMSNorm over each head of Q and of K (qwen3); RoPE in
+ * the NeoX arrangement (element i of each head rotated with element i +
+ * head_dim/2 by the angle pos * base^(-2i/head_dim)); grouped-query
+ * attention, causal, over the keys and values of all earlier positions,
+ * stored as F16; output projection; residual; RMSNorm; SwiGLU feed-forward
+ * (silu(gate) * up, then down); residual.  Then the final RMSNorm and the
+ * logits of the output matrix (token_embd when tied).
  *
  * Matrix products quantize their input to 8 bits per block and take
  * integer dot products with the quantized weights (gguf_matmul()), as the
@@ -27,6 +29,7 @@
 #include <stdint.h>
 
 #include "gguf/gguf.h"
+#include "infer/context.h"
 #include "infer/model.h"
 
 #ifdef __cplusplus
@@ -46,8 +49,8 @@ typedef struct qwen_state qwen_state;
 int qwen_state_new(qwen_state **out, const qwen_model *m, uint32_t n_ctx, uint32_t n_batch,
                    gguf_error *err);
 
-/* Most threads a state takes. */
-#define QWEN_MAX_THREADS 1024
+/* The context the state runs on (for its parameters). */
+const qwen_context *qwen_state_context(const qwen_state *s);
 
 /* Sets the number of threads the forward pass runs on (default: OpenMP's
  * omp_get_max_threads() when the state was made; 1 in a build without
@@ -63,12 +66,6 @@ int qwen_state_threads(const qwen_state *s);
  * 0 (the default): quantized activations for every weight type that has
  * them. */
 void qwen_state_set_plain(qwen_state *s, int plain);
-
-/* g[i] = silu(g[i]) * u[i] = g[i] / (1 + exp(-g[i])) * u[i] for i < n, the
- * gate of the feed-forward, with the kernel the forward pass uses (a
- * vector exp where the CPU has AVX2 and FMA): within 1e-6 of the exact
- * value relative to it (plus 1e-30 absolute, where exp(g) underflows). */
-void qwen_silu_mul(float *g, const float *u, uint64_t n);
 
 /* Releases the state.  NULL is allowed. */
 void qwen_state_free(qwen_state *s);

@@ -14,7 +14,12 @@ infer_libinfer_la_SOURCES += infer/tokenizer.c infer/tokenizer.h
 
 # --- model (config, weights) and the CPU forward pass (OpenMP: programs
 # that link this library link with $(OPENMP_CFLAGS)) ---
-infer_libinfer_la_SOURCES += infer/arch.h infer/arch.c infer/model.h infer/model.c \
+infer_libinfer_la_SOURCES += infer/arch.h infer/arch.c infer/model.h infer/model.c
+
+# --- contexts over the backends (backend.h), the CPU's in infer/cpu/, and
+# one sequence through a context (forward.h) ---
+infer_libinfer_la_SOURCES += infer/context.h infer/context.c infer/backend.h \
+	infer/cpu/cpu.h infer/cpu/cpu.c infer/cpu/ops.c infer/cpu/graph.c \
 	infer/forward.h infer/forward.c
 infer_libinfer_la_LIBADD += -lm
 

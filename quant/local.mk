@@ -18,7 +18,9 @@ quant_libquant_la_SOURCES = \
 	quant/simd.c \
 	quant/dot.h \
 	quant/dot.c \
-	quant/matmul.c
+	quant/matmul.c \
+	quant/vec.h \
+	quant/vec.c
 quant_libquant_la_CFLAGS = $(QUANT_CFLAGS)
 quant_libquant_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 
@@ -38,7 +40,7 @@ ggufinclude_HEADERS += quant/quant.h
 if HAVE_AVX2_FLAGS
 noinst_LTLIBRARIES += quant/libquant_avx2.la
 quant_libquant_avx2_la_SOURCES = quant/kernels-avx2.c quant/vkernels.h quant/dot-avx2.c quant/x86.h \
-	quant/matmul-x86.c
+	quant/matmul-x86.c quant/vec-avx2.c
 quant_libquant_avx2_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c
 quant_libquant_avx2_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 QUANT_CPPFLAGS += -DGQ_HAVE_AVX2

@@ -133,6 +133,31 @@ GGUF_API int gguf_matmul(uint32_t wtype, const void *w, size_t w_stride, int64_t
                          size_t out_stride);
 
 /* ------------------------------------------------------------------------ */
+/* Vector kernels of a forward pass                                          */
+
+/* The float arithmetic of attention and of the feed-forward gate, with the
+ * SIMD path in use (gguf_simd_get(), read at each call).  Any n >= 0;
+ * pointers need no alignment; F16 values are IEEE halves.
+ *
+ * The sums are taken in another order (and with fused multiply-adds) by
+ * the SIMD paths than by the scalar one, so results may differ from
+ * scalar by rounding: the dot products by at most 2 (n / 8 + 8)
+ * FLT_EPSILON times the sum of |a[i] b[i]|, the multiply-add by one
+ * rounding per element.  silu-mul is within 1e-6 of the exact value
+ * relative to it (plus 1e-30 absolute, where exp underflows) on every
+ * path. */
+
+/* The sum of a[i] * b[i], i < n. */
+GGUF_API float gguf_vec_dot_f32(const float *a, const float *b, int64_t n);
+/* The sum of a[i] * half b[i], i < n. */
+GGUF_API float gguf_vec_dot_f16(const float *a, const uint16_t *b, int64_t n);
+/* y[i] += s * half x[i], i < n. */
+GGUF_API void gguf_vec_axpy_f16(float *y, float s, const uint16_t *x, int64_t n);
+/* g[i] = silu(g[i]) * u[i] = g[i] / (1 + exp(-g[i])) * u[i], i < n: the
+ * SwiGLU gate. */
+GGUF_API void gguf_vec_silu_mul(float *g, const float *u, int64_t n);
+
+/* ------------------------------------------------------------------------ */
 /* SIMD paths                                                                */
 
 enum gguf_simd {

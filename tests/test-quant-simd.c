@@ -21,6 +21,11 @@
  *    a sum of two NaNs depends on the order the compiler put them in);
  *  - the threaded functions, gguf_quantize_rows() and the Q6_K -> Q4_K
  *    gguf_convert_rows() of gguf-requant, with 1 and 2 threads.
+ * The vector kernels of the forward pass (gguf_vec_*) sum in another order
+ * on each path, so they are held to the bounds quant.h states instead of
+ * bits: the dot products and the multiply-add against the scalar path at
+ * every length 0 .. 300 (every tail), silu-mul against float64 on every
+ * path, the scalar one included.
  * A build that has a path's kernels (configure found the compiler flags)
  * on a CPU that has the instructions must offer that path.  Exits 77 only
  * when no SIMD path is available at all.  Usage: test-quant-simd [KATDIR]
@@ -534,6 +539,94 @@ static void test_threaded(void)
     free(out);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Vector kernels of the forward pass                                        */
+
+/* The dot products and the F16 multiply-add of every level against the
+ * scalar level, lengths 0 .. 300, within quant.h's bounds. */
+static void test_vec_dots(void)
+{
+    enum { N = 300 };
+    float a[N], b[N], y0[N], y[N];
+    uint16_t h[N];
+    int checked = 0;
+    for (int n = 0; n <= N; n++) {
+        double mag_f32 = 0.0, mag_f16 = 0.0;
+        for (int i = 0; i < n; i++) {
+            a[i] = rng_gauss() * (float)(1 << rng_int(0, 6));
+            b[i] = rng_gauss();
+            h[i] = gguf_fp32_to_fp16(rng_gauss() * 4.0f);
+            y0[i] = rng_gauss();
+            mag_f32 += fabs((double)a[i] * b[i]);
+            mag_f16 += fabs((double)a[i] * gguf_fp16_to_fp32(h[i]));
+        }
+        const float s = rng_gauss();
+        set_level(GGUF_SIMD_SCALAR);
+        const float want32 = gguf_vec_dot_f32(a, b, n), want16 = gguf_vec_dot_f16(a, h, n);
+        float want_y[N];
+        memcpy(want_y, y0, sizeof y0);
+        gguf_vec_axpy_f16(want_y, s, h, n);
+        const double bound = 2.0 * (n / 8 + 8) * FLT_EPSILON;
+        for (int k = 0; k < nlevels; k++) {
+            set_level(levels[k]);
+            const char *lv = gguf_simd_name(levels[k]);
+            const float got32 = gguf_vec_dot_f32(a, b, n), got16 = gguf_vec_dot_f16(a, h, n);
+            CHECK(fabs((double)got32 - want32) <= bound * mag_f32,
+                  "%s dot_f32, n %d: %.9g, scalar %.9g", lv, n, got32, want32);
+            CHECK(fabs((double)got16 - want16) <= bound * mag_f16,
+                  "%s dot_f16, n %d: %.9g, scalar %.9g", lv, n, got16, want16);
+            memcpy(y, y0, sizeof y0);
+            gguf_vec_axpy_f16(y, s, h, n);
+            for (int i = 0; i < n; i++) {
+                /* one rounding (fused) against two: within 2 ulps of the sum */
+                const double tol = 2.0 * FLT_EPSILON *
+                                   (fabs((double)y0[i]) + fabs((double)s * gguf_fp16_to_fp32(h[i])));
+                CHECK(fabs((double)y[i] - want_y[i]) <= tol, "%s axpy_f16, n %d, element %d: %.9g, scalar %.9g",
+                      lv, n, i, y[i], want_y[i]);
+            }
+            checked++;
+        }
+    }
+    printf("vector dot products and multiply-add: %d lengths x levels within bounds\n", checked);
+}
+
+/* silu(g) * u on every level, the scalar one too, against float64: within
+ * 1e-6 relative (1e-30 absolute where exp underflows), over -100 .. 100,
+ * zero and a long random row with every tail. */
+static void test_vec_silu(void)
+{
+    enum { N = 100003 }; /* not a multiple of 8 or 16: the tails too */
+    float *g0 = xmalloc(sizeof *g0 * N), *g = xmalloc(sizeof *g * N), *u = xmalloc(sizeof *u * N);
+    double *want = xmalloc(sizeof *want * N);
+    for (int i = 0; i < N; i++) {
+        const double r = rng_unit();
+        g0[i] = (float)(i < 64 ? -100.0 + 200.0 * i / 63.0 : (r - 0.5) * (i % 7 == 0 ? 200.0 : 20.0));
+        u[i] = (float)(1.0 - 2.0 * r * r);
+    }
+    g0[64] = 0.0f;
+    for (int i = 0; i < N; i++) want[i] = (double)g0[i] / (1.0 + exp(-(double)g0[i])) * (double)u[i];
+    for (int k = -1; k < nlevels; k++) {
+        const int level = k < 0 ? GGUF_SIMD_SCALAR : levels[k];
+        set_level(level);
+        memcpy(g, g0, sizeof *g * N);
+        gguf_vec_silu_mul(g, u, N);
+        int bad = 0;
+        double worst = 0.0;
+        for (int i = 0; i < N; i++) {
+            const double d = fabs((double)g[i] - want[i]);
+            if (!(d <= 1e-6 * fabs(want[i]) + 1e-30)) bad++;
+            if (fabs(want[i]) > 1e-20 && d / fabs(want[i]) > worst) worst = d / fabs(want[i]);
+        }
+        CHECK(bad == 0, "%s silu * up: %d of %d values off by more than 1e-6 relative",
+              gguf_simd_name(level), bad, N);
+        printf("silu * up, %s: max relative error %.2g\n", gguf_simd_name(level), worst);
+    }
+    free(g0);
+    free(g);
+    free(u);
+    free(want);
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 /* F16C from CPUID leaf 1 (ECX bit 29): older compilers' built-in CPU
  * checks do not know the name. */
@@ -592,6 +685,8 @@ int main(int argc, char **argv)
     test_half_conversions();
     test_dequant_random();
     test_threaded();
+    test_vec_dots();
+    test_vec_silu();
     set_level(gguf_simd_best());
 
     for (uint32_t t = 0; t < GGUF_T_COUNT; t++) {

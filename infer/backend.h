@@ -1,0 +1,47 @@
+/*
+ * backend.h -- what a backend implements for context.c.
+ *
+ * The seam is one decode step: a backend owns its whole graph for a batch
+ * (the order of the steps of each architecture's layers, its kernels, its
+ * threads, its key/value cache), so that it can fuse steps freely.
+ * context.c checks every batch first (see context.h): a backend sees only
+ * batches of 1 .. n_batch entries with tokens in the vocabulary, sequence
+ * ids below n_seq and positions appended in order below n_ctx, at most
+ * n_outputs of them wanting logits.  The model code never includes a
+ * backend's header; context.c finds backends by name.
+ */
+#ifndef QWEN_BACKEND_H
+#define QWEN_BACKEND_H
+
+#include "gguf/gguf.h"
+#include "infer/context.h"
+#include "infer/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct qwen_backend {
+    const char *name;
+    /* Makes the backend's state for model m with parameters p (checked,
+     * n_outputs and n_threads resolved).  GGUF_OK, GGUF_E_NOMEM,
+     * GGUF_E_UNSUPPORTED. */
+    int (*open)(void **impl, const qwen_model *m, const qwen_params *p, gguf_error *err);
+    /* Decodes batch b; the logits of the entries that want them go to
+     * logits, n_vocab floats each, in the order of the entries. */
+    int (*decode)(void *impl, const qwen_batch *b, float *logits, gguf_error *err);
+    /* Threads: set (GGUF_OK, GGUF_E_NOMEM unchanged) and read. */
+    int (*set_threads)(void *impl, int n, gguf_error *err);
+    int (*threads)(const void *impl);
+    void (*set_plain)(void *impl, int plain);
+    void (*close)(void *impl);
+} qwen_backend;
+
+/* The CPU backend (infer/cpu/). */
+extern const qwen_backend qwen_backend_cpu;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QWEN_BACKEND_H */

@@ -1,0 +1,254 @@
+/*
+ * context.c -- contexts and batches over a backend (see context.h): the
+ * checks of every batch and the positions of every sequence; the backend
+ * computes.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infer/backend.h"
+#include "infer/context.h"
+
+struct qwen_context {
+    const qwen_model *m;
+    const qwen_backend *be;
+    void *impl;
+    qwen_params p;
+    uint32_t *seq_pos;      /* (n_seq) the length of each sequence */
+    uint32_t *seq_next;     /* (n_seq) scratch of qwen_decode: the next position */
+    float *logits;          /* (n_vocab, n_outputs) of the last batch */
+    uint32_t *out_row;      /* (n_batch) row of logits of each entry, UINT32_MAX: none */
+    uint32_t n_last;        /* entries of the last batch */
+};
+
+static const qwen_backend *const backends[] = {&qwen_backend_cpu};
+#define N_BACKENDS (sizeof backends / sizeof backends[0])
+
+const char *qwen_backend_names(void)
+{
+    return "cpu";
+}
+
+qwen_params qwen_params_defaults(void)
+{
+    qwen_params p = {"cpu", 4096, 1, 512, 0, 0, 0};
+    return p;
+}
+
+int qwen_batch_init(qwen_batch *b, uint32_t cap, gguf_error *err)
+{
+    if (!b || cap == 0) return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_batch_init: no room");
+    memset(b, 0, sizeof *b);
+    b->token = malloc(cap * sizeof *b->token);
+    b->seq = malloc(cap * sizeof *b->seq);
+    b->pos = malloc(cap * sizeof *b->pos);
+    b->logits = malloc(cap * sizeof *b->logits);
+    if (!b->token || !b->seq || !b->pos || !b->logits) {
+        qwen_batch_free(b);
+        return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "out of memory for a batch of %" PRIu32,
+                         cap);
+    }
+    b->cap = cap;
+    return GGUF_OK;
+}
+
+void qwen_batch_free(qwen_batch *b)
+{
+    if (!b) return;
+    free(b->token);
+    free(b->seq);
+    free(b->pos);
+    free(b->logits);
+    memset(b, 0, sizeof *b);
+}
+
+int qwen_batch_add(qwen_batch *b, int32_t token, int32_t seq, uint32_t pos, int logits)
+{
+    if (b->n >= b->cap) return -1;
+    b->token[b->n] = token;
+    b->seq[b->n] = seq;
+    b->pos[b->n] = pos;
+    b->logits[b->n] = logits != 0;
+    b->n++;
+    return 0;
+}
+
+int qwen_context_new(qwen_context **out, const qwen_model *m, const qwen_params *p,
+                     gguf_error *err)
+{
+    if (!out || !m || !p)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_context_new: NULL argument");
+    *out = NULL;
+    const char *name = gguf_name(m->file);
+    const char *want = p->backend ? p->backend : "cpu";
+    const qwen_backend *be = NULL;
+    for (size_t i = 0; i < N_BACKENDS; i++)
+        if (strcmp(backends[i]->name, want) == 0) be = backends[i];
+    if (!be)
+        return qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
+                         "backend '%s' is not in this build (backends: %s)", want,
+                         qwen_backend_names());
+    if (p->n_ctx < 1 || p->n_ctx > m->config.n_ctx_train)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                         "%s: context of %" PRIu32 " positions: expected 1 .. %" PRIu32
+                         " (the model's)", name, p->n_ctx, m->config.n_ctx_train);
+    if (p->n_seq < 1 || p->n_seq > QWEN_MAX_SEQ)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                         "%s: %" PRIu32 " sequences: expected 1 .. %u", name, p->n_seq,
+                         QWEN_MAX_SEQ);
+    if (p->n_batch < 1 || (uint64_t)p->n_batch > (uint64_t)p->n_ctx * p->n_seq)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                         "%s: batch of %" PRIu32 " tokens: expected 1 .. %" PRIu64, name,
+                         p->n_batch, (uint64_t)p->n_ctx * p->n_seq);
+    if (p->n_outputs > p->n_batch)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                         "%s: %" PRIu32 " outputs, more than the batch of %" PRIu32, name,
+                         p->n_outputs, p->n_batch);
+    if (p->n_threads < 0 || p->n_threads > QWEN_MAX_THREADS)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "thread count %d out of range 1..%d",
+                         p->n_threads, QWEN_MAX_THREADS);
+    qwen_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", name);
+    ctx->m = m;
+    ctx->be = be;
+    ctx->p = *p;
+    ctx->p.backend = be->name;
+    if (ctx->p.n_outputs == 0)
+        ctx->p.n_outputs = p->n_seq < p->n_batch ? p->n_seq : p->n_batch;
+    ctx->seq_pos = calloc(p->n_seq, sizeof *ctx->seq_pos);
+    ctx->seq_next = calloc(p->n_seq, sizeof *ctx->seq_next);
+    ctx->out_row = calloc(p->n_batch, sizeof *ctx->out_row);
+    /* n_vocab <= QWEN_MAX_VOCAB and n_outputs <= n_batch <= 2^34: no
+     * overflow in 64 bits; size_t may not hold it. */
+    uint64_t nl = (uint64_t)m->config.n_vocab * ctx->p.n_outputs;
+    ctx->logits = nl <= SIZE_MAX / sizeof(float) ? calloc((size_t)nl, sizeof(float)) : NULL;
+    if (!ctx->seq_pos || !ctx->seq_next || !ctx->out_row || !ctx->logits) {
+        qwen_context_free(ctx);
+        return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory for the logits of %"
+                         PRIu32 " outputs", name, p->n_outputs);
+    }
+    int st = be->open(&ctx->impl, m, &ctx->p, err);
+    if (st) {
+        ctx->impl = NULL;
+        qwen_context_free(ctx);
+        return st;
+    }
+    ctx->p.n_threads = be->threads(ctx->impl);
+    *out = ctx;
+    return GGUF_OK;
+}
+
+void qwen_context_free(qwen_context *ctx)
+{
+    if (!ctx) return;
+    if (ctx->impl) ctx->be->close(ctx->impl);
+    free(ctx->seq_pos);
+    free(ctx->seq_next);
+    free(ctx->out_row);
+    free(ctx->logits);
+    free(ctx);
+}
+
+const qwen_params *qwen_context_params(const qwen_context *ctx)
+{
+    return &ctx->p;
+}
+
+const qwen_model *qwen_context_model(const qwen_context *ctx)
+{
+    return ctx->m;
+}
+
+int qwen_decode(qwen_context *ctx, const qwen_batch *b, gguf_error *err)
+{
+    if (!ctx || !b || (b->n && (!b->token || !b->seq || !b->pos || !b->logits)))
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_decode: NULL argument");
+    const char *name = gguf_name(ctx->m->file);
+    const qwen_params *p = &ctx->p;
+    if (b->n == 0) return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "%s: no tokens to process", name);
+    if (b->n > p->n_batch)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                         "%s: a batch of %" PRIu32 " tokens, more than %" PRIu32, name, b->n,
+                         p->n_batch);
+    memcpy(ctx->seq_next, ctx->seq_pos, p->n_seq * sizeof *ctx->seq_next);
+    uint32_t n_out = 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        if (b->token[i] < 0 || (uint32_t)b->token[i] >= ctx->m->config.n_vocab)
+            return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                             "%s: token %" PRIu32 " has id %" PRId32 ", outside the vocabulary of %"
+                             PRIu32, name, i, b->token[i], ctx->m->config.n_vocab);
+        if (b->seq[i] < 0 || (uint32_t)b->seq[i] >= p->n_seq)
+            return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                             "%s: token %" PRIu32 " is of sequence %" PRId32 ", outside 0 .. %"
+                             PRIu32, name, i, b->seq[i], p->n_seq - 1);
+        uint32_t *next = &ctx->seq_next[b->seq[i]];
+        if (b->pos[i] != *next)
+            return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                             "%s: token %" PRIu32 " is at position %" PRIu32 " of sequence %"
+                             PRId32 ", whose next position is %" PRIu32, name, i, b->pos[i],
+                             b->seq[i], *next);
+        if (*next >= p->n_ctx)
+            return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                             "%s: sequence %" PRId32 ": %" PRIu32 " tokens exceed the context of %"
+                             PRIu32, name, b->seq[i], *next + 1, p->n_ctx);
+        (*next)++;
+        if (b->logits[i] && n_out++ == p->n_outputs)
+            return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                             "%s: more than %" PRIu32 " tokens of the batch want logits", name,
+                             p->n_outputs);
+    }
+    ctx->n_last = 0;
+    int st = ctx->be->decode(ctx->impl, b, ctx->logits, err);
+    if (st) return st;
+    memcpy(ctx->seq_pos, ctx->seq_next, p->n_seq * sizeof *ctx->seq_pos);
+    n_out = 0;
+    for (uint32_t i = 0; i < b->n; i++) ctx->out_row[i] = b->logits[i] ? n_out++ : UINT32_MAX;
+    ctx->n_last = b->n;
+    return GGUF_OK;
+}
+
+const float *qwen_logits(const qwen_context *ctx, uint32_t i)
+{
+    if (i >= ctx->n_last || ctx->out_row[i] == UINT32_MAX) return NULL;
+    return ctx->logits + (uint64_t)ctx->out_row[i] * ctx->m->config.n_vocab;
+}
+
+uint32_t qwen_seq_pos(const qwen_context *ctx, int32_t seq)
+{
+    return seq >= 0 && (uint32_t)seq < ctx->p.n_seq ? ctx->seq_pos[seq] : 0;
+}
+
+void qwen_seq_truncate(qwen_context *ctx, int32_t seq, uint32_t pos)
+{
+    if (seq >= 0 && (uint32_t)seq < ctx->p.n_seq && pos < ctx->seq_pos[seq])
+        ctx->seq_pos[seq] = pos;
+}
+
+void qwen_seq_clear(qwen_context *ctx, int32_t seq)
+{
+    qwen_seq_truncate(ctx, seq, 0);
+}
+
+int qwen_context_set_threads(qwen_context *ctx, int n, gguf_error *err)
+{
+    if (!ctx || n < 1 || n > QWEN_MAX_THREADS)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "thread count %d out of range 1..%d", n,
+                         QWEN_MAX_THREADS);
+    int st = ctx->be->set_threads(ctx->impl, n, err);
+    if (!st) ctx->p.n_threads = ctx->be->threads(ctx->impl);
+    return st;
+}
+
+int qwen_context_threads(const qwen_context *ctx)
+{
+    return ctx->be->threads(ctx->impl);
+}
+
+void qwen_context_set_plain(qwen_context *ctx, int plain)
+{
+    ctx->p.plain = plain != 0;
+    ctx->be->set_plain(ctx->impl, ctx->p.plain);
+}

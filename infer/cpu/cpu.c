@@ -1,0 +1,182 @@
+/*
+ * cpu.c -- the CPU backend: its state, buffers and key/value cache, all
+ * allocated when it opens, and the entry points of backend.h.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "infer/backend.h"
+#include "infer/cpu/cpu.h"
+#include "quant/quant.h"
+
+uint64_t cpu_widest_input(const qwen_config *c)
+{
+    uint64_t w = c->n_embd > c->n_ff ? c->n_embd : c->n_ff;
+    return w > c->n_q ? w : c->n_q;
+}
+
+/* calloc of n * size bytes, NULL when the product overflows. */
+static void *alloc_array(uint64_t n, size_t size)
+{
+    if (n > SIZE_MAX / size) return NULL;
+    return calloc(n ? (size_t)n : 1, size);
+}
+
+/* (Re)allocates the per-thread buffers for n threads. */
+static int alloc_thread_buffers(struct cpu_state *s, int n)
+{
+    float *att = alloc_array((uint64_t)s->n_ctx * (uint64_t)n, sizeof(float));
+    float *rows = alloc_array(cpu_widest_input(&s->m->config) * (uint64_t)n, sizeof(float));
+    if (!att || !rows) {
+        free(att);
+        free(rows);
+        return GGUF_E_NOMEM;
+    }
+    free(s->att);
+    free(s->rows);
+    s->att = att;
+    s->rows = rows;
+    s->n_threads = n;
+    return GGUF_OK;
+}
+
+/* Notes in s->act_wtype which activation types the model's matrices use
+ * (GGUF_T_COUNT for none). */
+static void find_act_types(struct cpu_state *s)
+{
+    const qwen_weights *w = &s->m->weights;
+    for (int k = 0; k < CPU_N_ACT; k++) s->act_wtype[k] = GGUF_T_COUNT;
+    const qwen_matrix *list[8];
+    for (uint32_t l = 0; l <= s->m->config.n_layer; l++) {
+        int n = 0;
+        if (l < s->m->config.n_layer) {
+            const qwen_layer *L = &w->layers[l];
+            list[n++] = &L->wq, list[n++] = &L->wk, list[n++] = &L->wv, list[n++] = &L->wo;
+            list[n++] = &L->w_gate, list[n++] = &L->w_up, list[n++] = &L->w_down;
+        } else {
+            list[n++] = &w->output;
+        }
+        for (int i = 0; i < n; i++) {
+            int k = cpu_act_index(gguf_matmul_act_type(list[i]->type));
+            if (k >= 0) s->act_wtype[k] = list[i]->type;
+        }
+    }
+}
+
+static void cpu_close(void *impl)
+{
+    struct cpu_state *s = impl;
+    if (!s) return;
+    free(s->x);
+    free(s->xb);
+    free(s->q);
+    free(s->k);
+    free(s->v);
+    free(s->ao);
+    free(s->gate);
+    free(s->up);
+    free(s->rope);
+    free(s->att);
+    free(s->rows);
+    for (int k = 0; k < CPU_N_ACT; k++) free(s->act[k]);
+    free(s->k_cache);
+    free(s->v_cache);
+    free(s);
+}
+
+static int cpu_open(void **impl, const qwen_model *m, const qwen_params *p, gguf_error *err)
+{
+    const qwen_config *c = &m->config;
+    const char *name = gguf_name(m->file);
+    cpu_layer_fn layer = cpu_graph_layer(c->arch);
+    if (!layer)
+        return qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
+                         "%s: the CPU backend has no graph for architecture %s", name,
+                         c->arch->name);
+    struct cpu_state *s = calloc(1, sizeof *s);
+    if (!s) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", name);
+    s->m = m;
+    s->layer = layer;
+    s->n_ctx = p->n_ctx;
+    s->n_seq = p->n_seq;
+    s->n_batch = p->n_batch;
+    s->plain = p->plain;
+    /* Every factor is bounded by the QWEN_MAX_* limits, so no product below
+     * overflows 64 bits; alloc_array refuses what size_t cannot hold. */
+    uint64_t nb = p->n_batch, row = cpu_widest_input(c);
+    uint64_t cache = (uint64_t)c->n_kv * p->n_ctx * p->n_seq * c->n_layer;
+    s->x = alloc_array(c->n_embd * nb, sizeof(float));
+    s->xb = alloc_array(c->n_embd * nb, sizeof(float));
+    s->q = alloc_array(c->n_q * nb, sizeof(float));
+    s->k = alloc_array(c->n_kv * nb, sizeof(float));
+    s->v = alloc_array(c->n_kv * nb, sizeof(float));
+    s->ao = alloc_array(c->n_q * nb, sizeof(float));
+    s->gate = alloc_array(c->n_ff * nb, sizeof(float));
+    s->up = alloc_array(c->n_ff * nb, sizeof(float));
+    s->rope = alloc_array(c->head_dim * nb, sizeof(float));
+    s->k_cache = alloc_array(cache, sizeof(uint16_t));
+    s->v_cache = alloc_array(cache, sizeof(uint16_t));
+    int ok = s->x && s->xb && s->q && s->k && s->v && s->ao && s->gate && s->up && s->rope &&
+             s->k_cache && s->v_cache;
+    find_act_types(s);
+    for (int k = 0; k < CPU_N_ACT && ok; k++) {
+        if (s->act_wtype[k] == GGUF_T_COUNT) continue;
+        /* room for the widest input, rounded up to a multiple of 256 (of
+         * every block size) */
+        s->act[k] = alloc_array(nb, gguf_matmul_act_size(s->act_wtype[k],
+                                                         (int64_t)((row + 255) / 256 * 256)));
+        ok = s->act[k] != NULL;
+    }
+    int threads = p->n_threads;
+#ifdef _OPENMP
+    if (threads == 0) threads = omp_get_max_threads();
+#else
+    threads = 1;
+#endif
+    if (threads > QWEN_MAX_THREADS) threads = QWEN_MAX_THREADS;
+    if (ok) ok = alloc_thread_buffers(s, threads) == GGUF_OK;
+    if (!ok) {
+        cpu_close(s);
+        return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX,
+                         "%s: out of memory for %" PRIu32 " sequences of %" PRIu32 " tokens", name,
+                         p->n_seq, p->n_ctx);
+    }
+    *impl = s;
+    return GGUF_OK;
+}
+
+static int cpu_decode(void *impl, const qwen_batch *b, float *logits, gguf_error *err)
+{
+    (void)err;
+    cpu_decode_step(impl, b, logits);
+    return GGUF_OK;
+}
+
+static int cpu_set_threads(void *impl, int n, gguf_error *err)
+{
+#ifndef _OPENMP
+    n = 1;
+#endif
+    if (alloc_thread_buffers(impl, n) != GGUF_OK)
+        return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "out of memory for %d threads", n);
+    return GGUF_OK;
+}
+
+static int cpu_threads(const void *impl)
+{
+    return ((const struct cpu_state *)impl)->n_threads;
+}
+
+static void cpu_set_plain(void *impl, int plain)
+{
+    ((struct cpu_state *)impl)->plain = plain;
+}
+
+const qwen_backend qwen_backend_cpu = {"cpu",       cpu_open,      cpu_decode, cpu_set_threads,
+                                       cpu_threads, cpu_set_plain, cpu_close};

@@ -1,0 +1,320 @@
+/*
+ * ops.c -- the building blocks of the CPU graphs (see cpu.h).
+ *
+ * Matrix products keep the weights quantized: the input vectors are
+ * quantized once per product into the 8-bit activation type the weight
+ * type pairs with, and gguf_matmul() takes integer dot products per block
+ * (<gguf/quant.h>).  Weights without such products (F32, F16, BF16), and
+ * every matrix in plain mode, are dequantized one row at a time and
+ * multiplied in float: the reference the quantized path is tested
+ * against.  The float kernels of attention and of the feed-forward are
+ * libgguf's (gguf_vec_*), which choose their SIMD path.
+ */
+#include <config.h>
+
+#include <assert.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "infer/cpu/cpu.h"
+#include "quant/quant.h"
+
+int cpu_act_index(uint32_t act_type)
+{
+    switch (act_type) {
+    case GGUF_T_Q8_K: return CPU_ACT_Q8_K;
+    case GGUF_T_Q8_0: return CPU_ACT_Q8_0;
+    case GGUF_T_Q8_1: return CPU_ACT_Q8_1;
+    default: return -1;
+    }
+}
+
+/* The thread's number and the team's size inside a parallel region. */
+static int thread_id(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+static int team_size(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
+/* Elements per piece of a product's input quantized by one thread: a
+ * multiple of every activation block size. */
+#define QUANT_CHUNK 1024u
+
+/* Pieces of work per thread and product: enough to even out threads that
+ * run at different speeds, few enough that each streams a long run of
+ * contiguous weights (the hardware prefetchers restart at every jump). */
+#define CHUNKS_PER_THREAD 4u
+
+/* Rows r0 .. r1 of w times the n vectors of in, in float, each weight row
+ * dequantized once into row. */
+static void plain_rows(const struct cpu_state *s, const qwen_matrix *w, uint64_t r0, uint64_t r1,
+                       const float *in, uint32_t n, float *out, float *row)
+{
+    for (uint64_t r = r0; r < r1; r++) {
+        const unsigned char *src = (const unsigned char *)w->data + r * w->row_bytes;
+        int st = gguf_dequantize_row(w->type, src, row, (int64_t)w->cols);
+        assert(st == GGUF_OK); /* the type and width were checked at load */
+        (void)st;
+        for (uint32_t t = 0; t < n; t++)
+            out[(uint64_t)t * w->rows + r] = gguf_vec_dot_f32(row, in + (uint64_t)t * w->cols, (int64_t)w->cols);
+    }
+}
+
+/* The np products p[] of the n vectors of `in` (all matrices of the same
+ * width), on the state's threads: the input is quantized once per
+ * activation type the matrices need, then each thread takes its share of
+ * the rows of every matrix. */
+void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct cpu_product *p,
+                int np)
+{
+    assert(np >= 1 && np <= CPU_MAX_PRODUCTS);
+    const uint64_t cols = p[0].w->cols;
+    uint32_t need[CPU_N_ACT]; /* a weight type per activation type needed, else GGUF_T_COUNT */
+    size_t stride[CPU_N_ACT] = {0};
+    for (int k = 0; k < CPU_N_ACT; k++) need[k] = GGUF_T_COUNT;
+    for (int i = 0; i < np && !s->plain; i++) {
+        const int k = cpu_act_index(gguf_matmul_act_type(p[i].w->type));
+        if (k < 0) continue;
+        need[k] = p[i].w->type;
+        stride[k] = gguf_matmul_act_size(p[i].w->type, (int64_t)cols);
+    }
+    /* Inputs are quantized in pieces of QUANT_CHUNK elements (blocks are
+     * independent), so that a single vector is shared among threads too. */
+    const uint64_t n_chunks = (cols + QUANT_CHUNK - 1) / QUANT_CHUNK;
+#pragma omp parallel num_threads(s->n_threads)
+    {
+        for (int k = 0; k < CPU_N_ACT; k++) {
+            if (need[k] == GGUF_T_COUNT) continue;
+            unsigned char *act = s->act[k];
+#pragma omp for schedule(static)
+            for (uint64_t i = 0; i < n * n_chunks; i++) {
+                const uint64_t t = i / n_chunks, c0 = i % n_chunks * QUANT_CHUNK;
+                const uint64_t len = cols - c0 < QUANT_CHUNK ? cols - c0 : QUANT_CHUNK;
+                int st = gguf_matmul_quantize(need[k], in + t * cols + c0,
+                                              act + t * stride[k] +
+                                                  gguf_matmul_act_size(need[k], (int64_t)c0),
+                                              (int64_t)len);
+                assert(st == GGUF_OK);
+                (void)st;
+            }
+        }
+        /* Rows go out in chunks, first come first served, so that threads
+         * slowed by others (or by the memory) still finish together; a
+         * chunk is a multiple of 16 rows. */
+        const int id = thread_id();
+        uint64_t first[CPU_MAX_PRODUCTS + 1], chunk[CPU_MAX_PRODUCTS];
+        first[0] = 0;
+        for (int i = 0; i < np; i++) {
+            const uint64_t rows = p[i].w->rows, pieces = CHUNKS_PER_THREAD * (uint64_t)team_size();
+            chunk[i] = ((rows + pieces - 1) / pieces + 15) / 16 * 16;
+            first[i + 1] = first[i] + (rows + chunk[i] - 1) / chunk[i];
+        }
+#pragma omp for schedule(dynamic, 1) nowait
+        for (uint64_t ch = 0; ch < first[np]; ch++) {
+            int i = 0;
+            while (ch >= first[i + 1]) i++;
+            const qwen_matrix *w = p[i].w;
+            const uint64_t r0 = (ch - first[i]) * chunk[i];
+            const uint64_t r1 = w->rows - r0 < chunk[i] ? w->rows : r0 + chunk[i];
+            const int k = s->plain ? -1 : cpu_act_index(gguf_matmul_act_type(w->type));
+            if (k < 0) {
+                plain_rows(s, w, r0, r1, in, n, p[i].out, s->rows + (uint64_t)id * cols);
+                continue;
+            }
+            int st = gguf_matmul(w->type, (const unsigned char *)w->data + r0 * w->row_bytes,
+                                 w->row_bytes, (int64_t)(r1 - r0), (int64_t)cols, s->act[k],
+                                 stride[k], n, p[i].out + r0, w->rows);
+            assert(st == GGUF_OK);
+            (void)st;
+        }
+    }
+}
+
+/* out (n) = x / sqrt(mean(x^2) + eps) * weight.  The sum of squares is
+ * accumulated in double, as the reference engine does. */
+static void rmsnorm(float *out, const float *x, const float *weight, uint32_t n, float eps)
+{
+    double ss = 0.0;
+    for (uint32_t i = 0; i < n; i++) ss += (double)(x[i] * x[i]);
+    float scale = 1.0f / sqrtf((float)(ss / n) + eps);
+    for (uint32_t i = 0; i < n; i++) out[i] = (x[i] * scale) * weight[i];
+}
+
+/* cs (head_dim) = cos and sin of the angle of each of the head_dim/2 pairs
+ * at position pos: pos * base^(-2i/head_dim) for pair i, the angle made by
+ * successive multiplication as the reference engine does. */
+static void rope_angles(float *cs, uint32_t pos, uint32_t head_dim, float base)
+{
+    float step = powf(base, -2.0f / (float)head_dim);
+    float theta = (float)pos;
+    for (uint32_t i = 0; i < head_dim / 2; i++) {
+        cs[2 * i] = cosf(theta);
+        cs[2 * i + 1] = sinf(theta);
+        theta *= step;
+    }
+}
+
+/* Rotates each of n_heads heads of head_dim in vec: element i with element
+ * i + head_dim/2 by the angle of pair i (the NeoX arrangement). */
+static void rope_apply(float *vec, uint32_t n_heads, uint32_t head_dim, const float *cs)
+{
+    uint32_t half = head_dim / 2;
+    for (uint32_t h = 0; h < n_heads; h++) {
+        float *v = vec + (uint64_t)h * head_dim;
+        for (uint32_t i = 0; i < half; i++) {
+            float c = cs[2 * i], sn = cs[2 * i + 1];
+            float a = v[i], b = v[i + half];
+            v[i] = a * c - b * sn;
+            v[i + half] = a * sn + b * c;
+        }
+    }
+}
+
+/* Softmax of x[0..n) in place. */
+static void softmax(float *x, uint32_t n)
+{
+    float max = x[0];
+    for (uint32_t i = 1; i < n; i++)
+        if (x[i] > max) max = x[i];
+    double sum = 0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        x[i] = expf(x[i] - max);
+        sum += x[i];
+    }
+    float inv = (float)(1.0 / sum);
+    for (uint32_t i = 0; i < n; i++) x[i] *= inv;
+}
+
+void cpu_rmsnorm_rows(const struct cpu_state *s, float *out, const float *x, const float *weight,
+                      uint32_t n)
+{
+    const qwen_config *c = &s->m->config;
+    for (uint32_t t = 0; t < n; t++)
+        rmsnorm(out + (uint64_t)t * c->n_embd, x + (uint64_t)t * c->n_embd, weight, c->n_embd,
+                c->rms_eps);
+}
+
+void cpu_rope_angles(struct cpu_state *s, const qwen_batch *b)
+{
+    const qwen_config *c = &s->m->config;
+    for (uint32_t t = 0; t < b->n; t++)
+        rope_angles(s->rope + (uint64_t)t * c->head_dim, b->pos[t], c->head_dim, c->rope_base);
+}
+
+void cpu_qkv_bias(struct cpu_state *s, const qwen_layer *L, uint32_t n)
+{
+    const qwen_config *c = &s->m->config;
+    for (uint32_t t = 0; t < n; t++) {
+        float *q = s->q + (uint64_t)t * c->n_q, *k = s->k + (uint64_t)t * c->n_kv;
+        float *v = s->v + (uint64_t)t * c->n_kv;
+        for (uint32_t i = 0; i < c->n_q; i++) q[i] += L->bq[i];
+        for (uint32_t i = 0; i < c->n_kv; i++) {
+            k[i] += L->bk[i];
+            v[i] += L->bv[i];
+        }
+    }
+}
+
+void cpu_qk_norm(struct cpu_state *s, const qwen_layer *L, uint32_t n)
+{
+    const qwen_config *c = &s->m->config;
+    const uint32_t hd = c->head_dim;
+    for (uint32_t t = 0; t < n; t++) {
+        float *q = s->q + (uint64_t)t * c->n_q, *k = s->k + (uint64_t)t * c->n_kv;
+        for (uint32_t h = 0; h < c->n_head; h++)
+            rmsnorm(q + (uint64_t)h * hd, q + (uint64_t)h * hd, L->q_norm, hd, c->rms_eps);
+        for (uint32_t h = 0; h < c->n_head_kv; h++)
+            rmsnorm(k + (uint64_t)h * hd, k + (uint64_t)h * hd, L->k_norm, hd, c->rms_eps);
+    }
+}
+
+void cpu_rope_qk(struct cpu_state *s, uint32_t n)
+{
+    const qwen_config *c = &s->m->config;
+    for (uint32_t t = 0; t < n; t++) {
+        const float *cs = s->rope + (uint64_t)t * c->head_dim;
+        rope_apply(s->q + (uint64_t)t * c->n_q, c->n_head, c->head_dim, cs);
+        rope_apply(s->k + (uint64_t)t * c->n_kv, c->n_head_kv, c->head_dim, cs);
+    }
+}
+
+/* The cache of layer l, sequence seq, position 0. */
+static uint64_t cache_at(const struct cpu_state *s, uint32_t l, int32_t seq)
+{
+    return ((uint64_t)l * s->n_seq + (uint32_t)seq) * s->n_ctx * s->m->config.n_kv;
+}
+
+void cpu_store_kv(struct cpu_state *s, uint32_t l, const qwen_batch *b)
+{
+    const uint32_t kv = s->m->config.n_kv;
+    for (uint32_t t = 0; t < b->n; t++) {
+        const uint64_t at = cache_at(s, l, b->seq[t]) + (uint64_t)b->pos[t] * kv;
+        const float *k = s->k + (uint64_t)t * kv, *v = s->v + (uint64_t)t * kv;
+        for (uint32_t i = 0; i < kv; i++) {
+            s->k_cache[at + i] = gguf_fp32_to_fp16(k[i]);
+            s->v_cache[at + i] = gguf_fp32_to_fp16(v[i]);
+        }
+    }
+}
+
+/* For each entry t of b and query head h: the softmax-weighted sum of the
+ * values of positions 0 .. pos[t] of seq[t], weighted by scaled query-key
+ * dot products.  Query head h reads KV head h / (n_head / n_head_kv).  The
+ * (token, head) pairs are shared among the threads. */
+void cpu_attention(struct cpu_state *s, uint32_t l, const qwen_batch *b)
+{
+    const qwen_config *c = &s->m->config;
+    const uint32_t hd = c->head_dim, group = c->n_head / c->n_head_kv;
+    const float scale = 1.0f / sqrtf((float)hd);
+    const int64_t pairs = (int64_t)b->n * c->n_head;
+#pragma omp parallel for schedule(static, 1) num_threads(s->n_threads)
+    for (int64_t th = 0; th < pairs; th++) {
+        const uint32_t t = (uint32_t)(th / c->n_head), h = (uint32_t)(th % c->n_head);
+        const uint16_t *kc = s->k_cache + cache_at(s, l, b->seq[t]);
+        const uint16_t *vc = s->v_cache + cache_at(s, l, b->seq[t]);
+        float *att = s->att + (uint64_t)thread_id() * s->n_ctx;
+        const uint32_t len = b->pos[t] + 1; /* causal: positions 0 .. pos */
+        const float *q = s->q + (uint64_t)t * c->n_q + (uint64_t)h * hd;
+        const uint64_t kvoff = (uint64_t)(h / group) * hd;
+        for (uint32_t j = 0; j < len; j++)
+            att[j] = gguf_vec_dot_f16(q, kc + (uint64_t)j * c->n_kv + kvoff, hd) * scale;
+        softmax(att, len);
+        float *o = s->ao + (uint64_t)t * c->n_q + (uint64_t)h * hd;
+        memset(o, 0, hd * sizeof *o);
+        for (uint32_t j = 0; j < len; j++)
+            gguf_vec_axpy_f16(o, att[j], vc + (uint64_t)j * c->n_kv + kvoff, hd);
+    }
+}
+
+void cpu_swiglu(struct cpu_state *s, uint64_t n)
+{
+    const uint64_t pieces = (n + 255) / 256;
+#pragma omp parallel for schedule(static) num_threads(s->n_threads)
+    for (uint64_t i = 0; i < pieces; i++) {
+        const uint64_t len = n - i * 256 < 256 ? n - i * 256 : 256;
+        gguf_vec_silu_mul(s->gate + i * 256, s->up + i * 256, (int64_t)len);
+    }
+}
+
+void cpu_add(float *x, const float *y, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) x[i] += y[i];
+}

@@ -1,0 +1,25 @@
+/*
+ * vec.h -- the vector kernels of a forward pass (gguf_vec_* of quant.h)
+ * per SIMD level; internal to quant/, not installed.
+ */
+#ifndef GGUF_QUANT_VEC_H
+#define GGUF_QUANT_VEC_H
+
+#include <stdint.h>
+
+#include "quant/kernels.h"
+
+struct gq_vec_kernels {
+    float (*dot_f32)(const float *a, const float *b, int64_t n);
+    float (*dot_f16)(const float *a, const uint16_t *b, int64_t n);
+    void (*axpy_f16)(float *y, float s, const uint16_t *x, int64_t n);
+    void (*silu_mul)(float *g, const float *u, int64_t n);
+};
+
+extern GQ_HIDDEN const struct gq_vec_kernels gq_vec_scalar;
+#ifdef GQ_HAVE_AVX2
+/* AVX2, FMA and F16C; the AVX-512 level uses these too. */
+extern GQ_HIDDEN const struct gq_vec_kernels gq_vec_avx2;
+#endif
+
+#endif /* GGUF_QUANT_VEC_H */
