@@ -25,3 +25,6 @@ infer_libinfer_la_LIBADD += -lm
 
 # --- chat template and sampler ---
 infer_libinfer_la_SOURCES += infer/chat.h infer/chat.c infer/sampler.h infer/sampler.c
+
+# --- the generation loop (one conversation or many) ---
+infer_libinfer_la_SOURCES += infer/generate.h infer/generate.c

@@ -91,6 +91,11 @@ void qwen_sampler_reset(qwen_sampler *s)
     s->head = 0;
 }
 
+void qwen_sampler_seed(qwen_sampler *s, uint64_t seed)
+{
+    s->rng = seed;
+}
+
 void qwen_sampler_accept(qwen_sampler *s, int32_t id)
 {
     if (id < 0 || id >= s->n_vocab || s->p.repeat_last_n == 0) return;

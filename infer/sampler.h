@@ -53,6 +53,10 @@ void qwen_sampler_free(qwen_sampler *s);
  * reseeded. */
 void qwen_sampler_reset(qwen_sampler *s);
 
+/* Restarts the generator from seed: the draws that follow are those of a
+ * new sampler with that seed. */
+void qwen_sampler_seed(qwen_sampler *s, uint64_t seed);
+
 /* Records token id as seen (prompt or generated), for the repetition
  * penalty.  Ids outside the vocabulary are ignored. */
 void qwen_sampler_accept(qwen_sampler *s, int32_t id);

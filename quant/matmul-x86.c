@@ -377,138 +377,129 @@ static inline __m256i dot_u8s8(__m256i u, __m256i v)
  * gives: without an offset, |x| times y with x's sign; with one (with_min),
  * x times y plus the offset times the activations' s.  da[c * nb + i] and
  * sa[c * nb + i] are the d and s of activation block i of column c as
- * floats.  With few columns, alternate blocks go to two float sums (short
- * chains of dependent adds). */
+ * floats, or, with da NULL, read from the blocks themselves.
+ *
+ * Each column's sum is taken exactly as the dot kernels of dot-avx2.c
+ * take it (the block's integer sums in 8 lanes, times d_w d_a rounded to
+ * a float, added lane by lane, block after block, unfused; the offset
+ * terms in one float; the lanes added at the end), whatever the number of
+ * columns: a product of one column, which gguf_matmul() gives to the dot
+ * kernel, and each column of a wider one have the same bits.  So a
+ * sequence decoded alone and the same sequence in a batch of many get the
+ * same logits. */
 static inline __attribute__((always_inline)) void
 legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const int with_min, int nb,
             const uint8_t *row, const uint8_t *act, size_t act_stride, const float *da,
             const float *sa, const int C, float *out, size_t out_stride)
 {
-    const int na = C <= 2 ? 2 : 1;
     const size_t act_bytes = ACT_BYTES(with_min), qs_at = with_min ? 4 : 2;
-    __m256 acc[MAX_TILE][2];
+    __m256 acc[MAX_TILE];
     float msum[MAX_TILE];
     UNROLL
     for (int c = 0; c < C; c++) {
-        acc[c][0] = acc[c][1] = _mm256_setzero_ps();
+        acc[c] = _mm256_setzero_ps();
         msum[c] = 0.0f;
     }
     for (int i = 0; i < nb; i++) {
         float d, m;
         const __m256i x = weights(row, i, &d, &m);
         const __m256i ax = with_min ? x : _mm256_sign_epi8(x, x);
-        const __m256 dw = _mm256_set1_ps(d);
         UNROLL
         for (int c = 0; c < C; c++) {
             const uint8_t *a = act + (size_t)c * act_stride + (size_t)i * act_bytes;
             const __m256i y = _mm256_loadu_si256((const __m256i *)(a + qs_at));
             const __m256i sy = with_min ? y : _mm256_sign_epi8(y, x);
-            __m256 *acc_c = &acc[c][i % na];
-            const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_u8s8(ax, sy)), dw);
-            *acc_c = _mm256_fmadd_ps(t, _mm256_broadcast_ss(da + (size_t)c * nb + i), *acc_c);
-            if (with_min) msum[c] += m * sa[(size_t)c * nb + i];
+            float dc, sc = 0.0f;
+            if (da) {
+                dc = da[(size_t)c * nb + i];
+                if (with_min) sc = sa[(size_t)c * nb + i];
+            } else {
+                uint16_t h;
+                memcpy(&h, a, 2);
+                dc = _cvtsh_ss(h);
+                if (with_min) {
+                    memcpy(&h, a + 2, 2);
+                    sc = _cvtsh_ss(h);
+                }
+            }
+            const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_u8s8(ax, sy)), _mm256_set1_ps(d * dc));
+            acc[c] = _mm256_add_ps(acc[c], t);
+            if (with_min) msum[c] += m * sc;
         }
     }
     UNROLL
     for (int c = 0; c < C; c++)
-        out[(size_t)c * out_stride] =
-            hsum_f32(na == 2 ? _mm256_add_ps(acc[c][0], acc[c][1]) : acc[c][0]) + msum[c];
+        out[(size_t)c * out_stride] = with_min ? hsum_f32(acc[c]) + msum[c] : hsum_f32(acc[c]);
 }
 
 /* Most blocks in a row of a legacy product whose activation scales are
  * converted ahead (2 * MAX_TILE * LEGACY_MAX_NB floats on the stack);
- * longer rows are split into pieces of this many blocks. */
+ * longer rows read them from the blocks as they go. */
 #define LEGACY_MAX_NB 512
 
 /* gemm_NAME(): the gq_matmul_fn of legacy_tile() with WEIGHTS, rows
  * ROW_BLOCK at a time; for each block of rows and tile of columns the
- * activation scales are converted once, then every row of the block is
- * multiplied.  Rows longer than LEGACY_MAX_NB blocks are summed piece by
- * piece. */
+ * activation scales are converted once (rows of up to LEGACY_MAX_NB
+ * blocks), then every row of the block is multiplied. */
 #define DEFINE_GEMM_LEGACY(NAME, WEIGHTS, BLOCK_TYPE, WITH_MIN)                                 \
     static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
                      size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
     {                                                                                           \
-        const int nb_all = (int)(k / GQ_QK);                                                    \
-        if (nb_all > LEGACY_MAX_NB) {                                                           \
-            legacy_pieces(NAME, w, w_stride, nrows, act, act_stride, ncols, out, out_stride,    \
-                          nb_all, sizeof(BLOCK_TYPE), ACT_BYTES(WITH_MIN));                     \
-            return;                                                                             \
-        }                                                                                       \
-        const int nb = nb_all;                                                                  \
+        const int nb = (int)(k / GQ_QK);                                                        \
         const uint8_t *wb = w, *ab = act;                                                       \
-        float da[MAX_TILE * LEGACY_MAX_NB], sa[WITH_MIN ? MAX_TILE * LEGACY_MAX_NB : 1];        \
+        float da_buf[MAX_TILE * LEGACY_MAX_NB], sa_buf[WITH_MIN ? MAX_TILE * LEGACY_MAX_NB : 1]; \
+        const float *da = nb <= LEGACY_MAX_NB ? da_buf : NULL, *sa = sa_buf;                    \
         for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {                                     \
             const int64_t r1 = nrows - r0 < ROW_BLOCK ? nrows : r0 + ROW_BLOCK;                 \
             for (int64_t c0 = 0; c0 < ncols; c0 += MAX_TILE) {                                  \
                 const int cn = ncols - c0 < MAX_TILE ? (int)(ncols - c0) : MAX_TILE;            \
                 const uint8_t *a = ab + (size_t)c0 * act_stride;                                \
-                for (int c = 0; c < cn; c++)                                                    \
+                for (int c = 0; da && c < cn; c++)                                              \
                     for (int i = 0; i < nb; i++) {                                              \
                         const uint8_t *blk = a + (size_t)c * act_stride + (size_t)i * ACT_BYTES(WITH_MIN); \
                         uint16_t h;                                                             \
                         memcpy(&h, blk, 2);                                                     \
-                        da[c * nb + i] = _cvtsh_ss(h);                                          \
+                        da_buf[c * nb + i] = _cvtsh_ss(h);                                      \
                         if (WITH_MIN) {                                                         \
                             memcpy(&h, blk + 2, 2);                                             \
-                            sa[WITH_MIN ? c * nb + i : 0] = _cvtsh_ss(h);                       \
+                            sa_buf[WITH_MIN ? c * nb + i : 0] = _cvtsh_ss(h);                   \
                         }                                                                       \
                     }                                                                           \
                 for (int64_t r = r0; r < r1; r++) {                                             \
                     const uint8_t *row = wb + (size_t)r * w_stride;                             \
                     float *o = out + (size_t)c0 * out_stride + r;                               \
-                    switch (cn) {                                                               \
-                    case 1: LEGACY_CALL(WEIGHTS, WITH_MIN, 1); break;                           \
-                    case 2: LEGACY_CALL(WEIGHTS, WITH_MIN, 2); break;                           \
-                    case 3: LEGACY_CALL(WEIGHTS, WITH_MIN, 3); break;                           \
-                    LEGACY_REST_CASES(WEIGHTS, WITH_MIN)                                        \
-                    default: LEGACY_CALL(WEIGHTS, WITH_MIN, MAX_TILE);                          \
+                    if (!da) {                                                                  \
+                        LEGACY_LOOP(WEIGHTS, WITH_MIN, NULL, NULL);                             \
+                        continue;                                                               \
                     }                                                                           \
+                    LEGACY_LOOP(WEIGHTS, WITH_MIN, da, sa);                                     \
                 }                                                                               \
             }                                                                                   \
         }                                                                                       \
     }
 
-#define LEGACY_CALL(WEIGHTS, WITH_MIN, C)                                                       \
-    legacy_tile(WEIGHTS, WITH_MIN, nb, row, a, act_stride, da, sa, C, o, out_stride)
+/* legacy_tile() of cn columns (1 .. MAX_TILE) with the scales DA, SA. */
+#define LEGACY_LOOP(WEIGHTS, WITH_MIN, DA, SA)                                                  \
+    switch (cn) {                                                                               \
+    case 1: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 1); break;                                   \
+    case 2: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 2); break;                                   \
+    case 3: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 3); break;                                   \
+    LEGACY_REST_CASES(WEIGHTS, WITH_MIN, DA, SA)                                                \
+    default: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, MAX_TILE);                                  \
+    }
+
+#define LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, C)                                               \
+    legacy_tile(WEIGHTS, WITH_MIN, nb, row, a, act_stride, DA, SA, C, o, out_stride)
 
 #if MAX_TILE == 8
-#define LEGACY_REST_CASES(WEIGHTS, WITH_MIN)                                                    \
-    case 4: LEGACY_CALL(WEIGHTS, WITH_MIN, 4); break;                                          \
-    case 5: LEGACY_CALL(WEIGHTS, WITH_MIN, 5); break;                                          \
-    case 6: LEGACY_CALL(WEIGHTS, WITH_MIN, 6); break;                                          \
-    case 7: LEGACY_CALL(WEIGHTS, WITH_MIN, 7); break;
+#define LEGACY_REST_CASES(WEIGHTS, WITH_MIN, DA, SA)                                            \
+    case 4: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 4); break;                                  \
+    case 5: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 5); break;                                  \
+    case 6: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 6); break;                                  \
+    case 7: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 7); break;
 #else
-#define LEGACY_REST_CASES(WEIGHTS, WITH_MIN)
+#define LEGACY_REST_CASES(WEIGHTS, WITH_MIN, DA, SA)
 #endif
-
-/* A legacy product of rows longer than LEGACY_MAX_NB blocks: the pieces
- * of LEGACY_MAX_NB blocks (the last one shorter) one after another, their
- * outputs added (a different order of float additions, within the bound of
- * quant.h). */
-static void legacy_pieces(gq_matmul_fn piece, const void *w, size_t w_stride, int64_t nrows,
-                          const void *act, size_t act_stride, int64_t ncols, float *out,
-                          size_t out_stride, int nb, size_t block_bytes, size_t act_bytes)
-{
-    float part[ROW_BLOCK * MAX_TILE];
-    for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {
-        const int64_t rn = nrows - r0 < ROW_BLOCK ? nrows - r0 : ROW_BLOCK;
-        for (int64_t c0 = 0; c0 < ncols; c0 += MAX_TILE) {
-            const int64_t cn = ncols - c0 < MAX_TILE ? ncols - c0 : MAX_TILE;
-            for (int b0 = 0; b0 < nb; b0 += LEGACY_MAX_NB) {
-                const int bn = nb - b0 < LEGACY_MAX_NB ? nb - b0 : LEGACY_MAX_NB;
-                piece((int64_t)bn * GQ_QK, (const uint8_t *)w + (size_t)r0 * w_stride + (size_t)b0 * block_bytes,
-                      w_stride, rn, (const uint8_t *)act + (size_t)c0 * act_stride + (size_t)b0 * act_bytes,
-                      act_stride, cn, part, ROW_BLOCK);
-                for (int64_t c = 0; c < cn; c++)
-                    for (int64_t r = 0; r < rn; r++) {
-                        float *o = out + (size_t)(c0 + c) * out_stride + (size_t)(r0 + r);
-                        *o = b0 == 0 ? part[c * ROW_BLOCK + r] : *o + part[c * ROW_BLOCK + r];
-                    }
-            }
-        }
-    }
-}
 
 /* ------------------------------------------------------------------------ */
 /* Tiling                                                                    */

@@ -163,6 +163,14 @@ tests_test_forward_LDADD = infer/libinfer.la gguf/libgguf.la -lm
 tests_test_forward_LDFLAGS = $(OPENMP_CFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 TESTS += tests/test-forward
 
+# --- infer/: contexts of many sequences against one alone, bit for bit;
+# bad batches; the generation loop with 1 .. 5 sequences at once ---
+check_PROGRAMS += tests/test-context
+tests_test_context_SOURCES = tests/test-context.c tests/testutil.h tests/synthdir.h
+tests_test_context_LDADD = infer/libinfer.la gguf/libgguf.la -lm
+tests_test_context_LDFLAGS = $(OPENMP_CFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+TESTS += tests/test-context
+
 # --- infer/ tokenizer: split, BPE against a reference loop, round trip,
 # special tokens, streaming UTF-8, bad metadata; the reference's known
 # answers with a real vocabulary (QWEN_MODEL) ---

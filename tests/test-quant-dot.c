@@ -13,9 +13,10 @@
  *      magnitudes (quant/dot.h says which is which).
  * Also the pairing of weight and activation types, and gguf_matmul() (the
  * public matrix product): at every level, each output against the scalar
- * dot kernel within GQ_DOT_TOL(k) of the same sum of magnitudes, for
- * several row and column counts (tiles and their remainders), padded
- * strides, and its argument checks.
+ * dot kernel within GQ_DOT_TOL(k) of the same sum of magnitudes, each
+ * column the same bits as that column multiplied alone, for several row
+ * and column counts (tiles and their remainders, rows of more than 512
+ * blocks), padded strides, and its argument checks.
  * `test-quant-dot --bench` instead prints the GB/s of weight bytes one
  * thread streams through each kernel in a 4096 x 4096 matrix-vector
  * product, per SIMD level, and gguf_matmul()'s GB/s (one column) and
@@ -327,6 +328,17 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
                       ref, tl);
             }
         }
+        /* each column alone gives the bits it has among the others */
+        float *one = malloc(sizeof(float) * (size_t)(nr ? nr : 1));
+        if (!one) HARD_ERROR("out of memory");
+        for (int c = 0; c < nc && nr > 0; c++) {
+            CHECK(gguf_matmul(t, wq, w_stride, nr, k, act + (size_t)c * a_stride, a_stride, 1, one,
+                              (size_t)nr) == GGUF_OK, "%s matmul", ti.name);
+            CHECK(memcmp(one, out + (size_t)c * o_stride, sizeof(float) * (size_t)nr) == 0,
+                  "%s matmul %dx%d, %s: column %d of %d differs from the column alone", ti.name, nr,
+                  k, gguf_simd_name(l), c, nc);
+        }
+        free(one);
         /* the padding between columns of out is not written */
         for (int c = 0; c < nc; c++)
             for (size_t i = (size_t)nr; i < o_stride; i++)

@@ -3,7 +3,8 @@
 # --tokenize against the tokenizer, the chat template against the rendered
 # ChatML text, --logits against the forward pass (exactly) and the float64
 # reference (within a bound), greedy and seeded sampling reproducible, -n,
-# --each-line and --json, -t not changing any result, --ignore-eos, empty
+# --each-line and --json, --parallel giving the same replies in the same
+# order, -t not changing any result, --ignore-eos, empty
 # input, the error messages and statuses, input that cannot fit the
 # context refused while it is read (/dev/zero, yes), logits that are NaN or
 # infinite refused at the step they appear, --stats lines, SIGINT.
@@ -165,6 +166,51 @@ for o, p in zip(objs, inputs):
         assert o["prompt_tokens"] == 0 and o["reply_tokens"] == 0 and o["reply"] == ""
 EOF
 
+# --- --parallel: --each-line's replies, N conversations at once ---
+# Lines of different lengths (an empty one among them), more lines than
+# sequences, so that new lines start while others are under way; sampled
+# replies end at different steps.  Every N gives the same replies, in the
+# order of the lines, greedy and seeded, and a line's seeded reply is the
+# one a single run with that seed gives.
+for i in 1 2 3 4 5 6 7 8 9; do
+    if [ "$i" -eq 4 ]; then echo; else printf 'line %s: %s\n' "$i" "$(printf '%*s' $((i * 7)) '' | tr ' ' w)"; fi
+done > "$tmp/plines.txt"
+for P in 1 2 5 16; do
+    run 0 "par-greedy-$P" "$RUN" -m "$tiny" --each-line --parallel "$P" --temp 0 -n 7 --ignore-eos --print-ids < "$tmp/plines.txt"
+    run 0 "par-seed-$P" "$RUN" -m "$tiny" --each-line --parallel "$P" --temp 1.5 --top-k 0 --seed 9 -n 12 --print-ids < "$tmp/plines.txt"
+done
+check "--parallel 1: one reply line per input line" [ "$(wc -l < "$tmp/par-greedy-1.out")" -eq 9 ]
+check "--parallel 1: the empty line's reply is empty" [ "$(sed -n 4p "$tmp/par-greedy-1.out")" = "" ]
+check "--parallel 1, greedy: -n 7 ids a line" [ "$(sed -n 1p "$tmp/par-greedy-1.out" | wc -w)" -eq 7 ]
+check "seeded replies end at different lengths" [ "$(awk '{ print NF }' "$tmp/par-seed-1.out" | sort -u | wc -l)" -gt 1 ]
+for P in 2 5 16; do
+    check "--parallel $P, greedy: the replies of --parallel 1" same "$tmp/par-greedy-$P.out" "$tmp/par-greedy-1.out"
+    check "--parallel $P, seeded: the replies of --parallel 1" same "$tmp/par-seed-$P.out" "$tmp/par-seed-1.out"
+done
+run 0 par-default "$RUN" -m "$tiny" --each-line --temp 0 -n 7 --ignore-eos --print-ids < "$tmp/plines.txt"
+check "--each-line's default --parallel: the same replies" same "$tmp/par-default.out" "$tmp/par-greedy-1.out"
+run 0 par-one "$RUN" -m "$tiny" --temp 1.5 --top-k 0 --seed 9 -n 12 --print-ids -p "$(sed -n 6p "$tmp/plines.txt")"
+check "a seeded line's reply is a single run's with that seed" [ "$(cat "$tmp/par-one.out")" = "$(sed -n 6p "$tmp/par-seed-5.out")" ]
+run 0 par-json "$RUN" -m "$tiny" --each-line --parallel 3 --json --temp 1.5 --seed 9 -n 12 < "$tmp/plines.txt"
+run 0 par-json1 "$RUN" -m "$tiny" --each-line --parallel 1 --json --temp 1.5 --seed 9 -n 12 < "$tmp/plines.txt"
+check "--parallel 3 --json: the objects of --parallel 1, in line order" python3 - "$tmp/par-json.out" "$tmp/par-json1.out" "$tmp/plines.txt" <<'EOF'
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+b = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
+lines = open(sys.argv[3], encoding="utf-8").read().split("\n")[:-1]
+assert [o["prompt"] for o in a] == lines, [o["prompt"] for o in a]
+for x, y in zip(a, b):
+    for k in ("prompt", "reply", "prompt_tokens", "reply_tokens"):
+        assert x[k] == y[k], (k, x, y)
+assert len(a) == len(b) == 9
+EOF
+for P in 0 257 x; do
+    run 2 "par-bad$P" "$RUN" -m "$tiny" --each-line --parallel "$P"
+    check "--parallel $P: usage error naming it" has "$tmp/par-bad$P.err" "qwen-run: --parallel: not a number of conversations (1..256): '$P'"
+done
+run 2 par-noeach "$RUN" -m "$tiny" --parallel 2 -p x
+check "--parallel without --each-line: usage error" has "$tmp/par-noeach.err" "qwen-run: --parallel needs --each-line"
+
 # --- empty input; errors ---
 run 0 empty "$RUN" -m "$tiny" < /dev/null
 check "empty input: no output" empty "$tmp/empty.out"
@@ -263,6 +309,9 @@ check "--each-line < /dev/zero: the first line refused" has "$tmp/zero-lines.err
 (printf 'hi\n'; yes | tr -d '\n') | bounded yes-lines "$RUN" -m "$tiny" --each-line -n 1 --temp 0
 check "--each-line: an endless second line refused" has "$tmp/yes-lines.err" "qwen-run: -: line 2: over "
 check "--each-line: the first line answered" [ "$(wc -l < "$tmp/yes-lines.out")" -eq 1 ]
+(printf 'hi\n'; yes | tr -d '\n') | bounded yes-lines4 "$RUN" -m "$tiny" --each-line --parallel 4 -n 1 --temp 0
+check "--parallel 4: an endless second line refused" has "$tmp/yes-lines4.err" "qwen-run: -: line 2: over "
+check "--parallel 4: the first line answered" [ "$(wc -l < "$tmp/yes-lines4.out")" -eq 1 ]
 # The bound is the context (-c) times the longest token: the input at the
 # bound is read (and then found too long in tokens), a byte more is not.
 bounded c16 "$RUN" -m "$tiny" -c 16 -f /dev/zero

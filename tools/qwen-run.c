@@ -1,9 +1,11 @@
 /*
- * qwen-run -- Qwen2.5 inference on the CPU: reads a prompt, streams the
- * model's reply to standard output.  See qwen-run(1).
+ * qwen-run -- Qwen2.5 and Qwen3 inference on the CPU: reads a prompt, or
+ * one per line, streams the model's replies to standard output.  See
+ * qwen-run(1).
  *
- * The model, tokenizer, chat template, sampler and forward pass live in
- * infer/; this file parses options, reads input, runs the loop and prints.
+ * The model, tokenizer, chat template, sampler, forward pass and the
+ * generation loop live in infer/; this file parses options, reads input
+ * and prints, replies in the order of their prompts.
  */
 #include <config.h>
 
@@ -23,7 +25,8 @@
 
 #include "gguf/gguf.h"
 #include "infer/chat.h"
-#include "infer/forward.h"
+#include "infer/context.h"
+#include "infer/generate.h"
 #include "infer/model.h"
 #include "infer/sampler.h"
 #include "infer/tokenizer.h"
@@ -34,6 +37,10 @@
 #define DEFAULT_CTX 4096u
 /* Tokens per forward step of the prompt. */
 #define MAX_BATCH 512u
+/* Conversations at once with --each-line (see qwen-run(1) for why). */
+#define DEFAULT_PARALLEL 8u
+/* Most conversations at once. */
+#define MAX_PARALLEL 256u
 /* Exit status after SIGINT (128 + the signal number, as shells report it). */
 #define EXIT_INTERRUPTED 130
 
@@ -49,7 +56,9 @@ struct options {
     long n_predict;             /* -n; -1: until an end token or the context is full */
     long n_ctx;                 /* -c; 0: default */
     long threads;               /* -t, 0: the default */
-    int raw, special, each_line, json, stats, print_ids, seed_set, ignore_eos;
+    long parallel;              /* --parallel; 0: the default */
+    int think;                  /* --think 1, --no-think 0, -1: the model's default (on) */
+    int raw, special, each_line, json, stats, print_ids, seed_set, ignore_eos, hide_think;
     qwen_sampler_params sp;
 };
 
@@ -61,33 +70,53 @@ static volatile sig_atomic_t interrupted;
 struct run {
     qwen_model *model;
     qwen_tokenizer *tok;
-    qwen_state *state;
-    qwen_sampler *sampler;
+    qwen_context *ctx;
+    qwen_generator *gen;
     uint32_t n_ctx;
-    int32_t stop[3];            /* end-of-generation ids, -1 when absent */
-    float *masked;              /* --ignore-eos: the logits with the stop ids at -inf */
-    /* totals for --stats */
-    double load_s, prompt_s, gen_s;
-    uint64_t prompt_tokens, gen_tokens;
+    unsigned chat_flags;        /* qwen_chat_tokenize's */
+    double load_s;              /* for --stats */
 };
 
-/* One conversation's result. */
+/* A reply of --each-line waiting for its turn to be printed (replies come
+ * out in the order of their lines), or the one being printed. */
 struct reply {
-    char *text;                 /* the reply's bytes (for --json and --each-line) */
+    char *prompt;               /* its line */
+    size_t prompt_len;
+    char *text;                 /* the bytes held (all of them for --json) */
     size_t len, cap;
-    uint64_t n_prompt, n_gen;
-    double prompt_s, gen_s;
+    int done;
+    qwen_gen_reply r;
+};
+
+/* The conversations of one run of the generator, in input order: the
+ * first not yet printed is at `head`; conversation k is replies[k %
+ * cap] while head <= k < head + cap. */
+struct queue {
+    struct run *R;
+    struct reply *replies;
+    uint32_t cap;
+    uint64_t head, n;           /* first not printed; conversations given */
+    /* input */
+    const char *text;           /* the single prompt (not --each-line) */
+    size_t text_len;
+    char *line;                 /* --each-line: the line buffer */
+    size_t line_cap;
+    size_t limit;               /* most bytes a line may have */
+    uint64_t line_no;
+    int read_status;            /* 0, or a read_line() error: -1, -2 */
+    int read_errno;             /* errno of read_status -1 */
+    int status;                 /* an exit status of an error in a callback */
 };
 
 static void usage(void)
 {
     cli_out_printf(out,
         "Usage: %s -m MODEL [OPTION]... [-p PROMPT | -f FILE]\n"
-        "Run a Qwen2.5 model (GGUF, qwen2 architecture) on the CPU: the prompt\n"
-        "(from -p, -f or standard input) is wrapped in the ChatML chat template\n"
-        "and the model's reply is written to standard output as it is generated.\n"
-        "Generation stops at <|im_end|> or <|endoftext|>, after -n tokens, or when\n"
-        "the context is full.\n"
+        "Run a Qwen2.5 or Qwen3 model (GGUF, qwen2 or qwen3 architecture) on the\n"
+        "CPU: the prompt (from -p, -f or standard input) is wrapped in the ChatML\n"
+        "chat template and the model's reply is written to standard output as it\n"
+        "is generated.  Generation stops at <|im_end|> or <|endoftext|>, after -n\n"
+        "tokens, or when the context is full.\n"
         "\n"
         "Input:\n"
         "  -m, --model=MODEL       the GGUF model file (required): a regular,\n"
@@ -97,20 +126,26 @@ static void usage(void)
         "  -f, --file=FILE         read the prompt from FILE, bytes exactly as they are\n"
         "                          (standard input when neither -p nor -f is given;\n"
         "                          one final newline of standard input is dropped)\n"
-        "      --system=TEXT       the system prompt (default: Qwen2.5's own)\n"
+        "      --system=TEXT       the system prompt (default: Qwen2.5's own; Qwen3\n"
+        "                          has none)\n"
+        "      --think, --no-think Qwen3: let the model think before it answers, in a\n"
+        "                          <think>...</think> block (default), or not\n"
+        "      --hide-think        leave the thinking block out of the reply\n"
         "      --raw               no chat template: feed the prompt as it is\n"
         "      --special           recognise special-token text such as <|im_start|>\n"
         "                          in the prompt (the template's own always are)\n"
         "      --each-line         each line of standard input is its own conversation;\n"
         "                          one reply per line, with \\ and line breaks escaped\n"
-        "                          as \\\\, \\n and \\r\n"
+        "                          as \\\\, \\n and \\r; replies in the order of the lines\n"
+        "      --parallel=N        with --each-line: answer up to N lines at once, in\n"
+        "                          one batch a step (default %u; 1: one at a time)\n"
         "      --json              print one JSON object per conversation: prompt,\n"
         "                          reply, token counts, timings\n"
         "\n"
         "Generation:\n"
         "  -n, --n-predict=N       generate at most N tokens (default: no limit)\n"
-        "  -c, --ctx-size=N        context size in tokens (default: %u or the model's,\n"
-        "                          if smaller)\n"
+        "  -c, --ctx-size=N        context size in tokens, of each conversation at once\n"
+        "                          (default: %u or the model's, if smaller)\n"
         "  -t, --threads=N         threads of the forward pass (default: one per CPU,\n"
         "                          or OMP_NUM_THREADS)\n"
         "      --temp=T            temperature (default 0.8); 0: greedy, deterministic\n"
@@ -141,7 +176,7 @@ static void usage(void)
         "Exit status: 0 success, 2 trouble (usage, a file that cannot be read or\n"
         "shrinks while it is read, a model that cannot be used, a prompt longer\n"
         "than the context, NaN or infinite logits), 130 when interrupted by SIGINT.\n",
-        cli_prog, DEFAULT_CTX);
+        cli_prog, DEFAULT_PARALLEL, DEFAULT_CTX);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -150,7 +185,7 @@ static void usage(void)
 enum {
     OPT_SYSTEM = 256, OPT_RAW, OPT_SPECIAL, OPT_EACH_LINE, OPT_JSON, OPT_TEMP, OPT_TOP_K,
     OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_STATS, OPT_TOKENIZE, OPT_LOGITS, OPT_PRINT_IDS,
-    OPT_IGNORE_EOS
+    OPT_IGNORE_EOS, OPT_PARALLEL, OPT_THINK, OPT_NO_THINK, OPT_HIDE_THINK
 };
 
 static const struct option long_options[] = {
@@ -176,6 +211,10 @@ static const struct option long_options[] = {
     { "logits", required_argument, NULL, OPT_LOGITS },
     { "print-ids", no_argument, NULL, OPT_PRINT_IDS },
     { "ignore-eos", no_argument, NULL, OPT_IGNORE_EOS },
+    { "parallel", required_argument, NULL, OPT_PARALLEL },
+    { "think", no_argument, NULL, OPT_THINK },
+    { "no-think", no_argument, NULL, OPT_NO_THINK },
+    { "hide-think", no_argument, NULL, OPT_HIDE_THINK },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -211,6 +250,7 @@ static int parse_options(int argc, char **argv)
     long v;
     opterr = 0;
     opt.n_predict = -1;
+    opt.think = -1;
     opt.sp = qwen_sampler_defaults();
     while ((c = getopt_long(argc, argv, ":m:p:f:n:c:t:s:hV", long_options, NULL)) != -1) {
         switch (c) {
@@ -274,6 +314,14 @@ static int parse_options(int argc, char **argv)
             break;
         case OPT_PRINT_IDS: opt.print_ids = 1; break;
         case OPT_IGNORE_EOS: opt.ignore_eos = 1; break;
+        case OPT_PARALLEL:
+            if (parse_long(optarg, 1, MAX_PARALLEL, &opt.parallel))
+                return cli_usage_error("--parallel: not a number of conversations (1..%u): '%s'",
+                                       MAX_PARALLEL, optarg);
+            break;
+        case OPT_THINK: opt.think = 1; break;
+        case OPT_NO_THINK: opt.think = 0; break;
+        case OPT_HIDE_THINK: opt.hide_think = 1; break;
         default:
             return cli_getopt_default(c, argv, usage);
         }
@@ -285,6 +333,8 @@ static int parse_options(int argc, char **argv)
         return cli_usage_error("--each-line reads standard input; -p and -f cannot be given");
     if (opt.each_line && opt.mode != MODE_GENERATE)
         return cli_usage_error("--each-line cannot be combined with --tokenize or --logits");
+    if (opt.parallel && !opt.each_line)
+        return cli_usage_error("--parallel needs --each-line (one prompt is one conversation)");
     /* -m - maps standard input, which must then be a regular file; it
      * cannot also carry the prompt. */
     if (strcmp(opt.model, "-") == 0 &&
@@ -390,7 +440,7 @@ static int read_line(FILE *in, size_t max, char **buf, size_t *cap, size_t *len)
 /* ------------------------------------------------------------------------ */
 /* Output                                                                    */
 
-/* Appends n bytes to the reply buffer.  Returns 0, or -1 out of memory. */
+/* Appends n bytes to the reply's buffer.  Returns 0, or -1 out of memory. */
 static int reply_add(struct reply *r, const char *p, size_t n)
 {
     if (r->cap - r->len < n) {
@@ -419,19 +469,40 @@ static void put_line_escaped(const char *s, size_t n)
     }
 }
 
-/* Passes the decoded bytes of the reply on: to the reply buffer for --json,
- * else to stdout (escaped with --each-line), flushed so that the reader sees
- * each token as it comes.  Returns 0, or -1 out of memory. */
-static int emit(struct reply *r, const char *p, size_t n)
+/* Prints n bytes of a reply's text (escaped with --each-line), flushed so
+ * that the reader sees each token as it comes. */
+static void print_text(const char *p, size_t n)
 {
-    if (n == 0) return 0;
-    if (opt.json) return reply_add(r, p, n);
+    if (n == 0) return;
     if (opt.each_line)
         put_line_escaped(p, n);
     else
         cli_out_write(out, p, n);
     cli_out_flush(out);
-    return 0;
+}
+
+/* Ends the output of one conversation (its prompt, len bytes at text):
+ * the JSON object, or the line end. */
+static void finish_reply(const char *text, size_t len, const struct reply *rep)
+{
+    if (opt.json) {
+        cli_out_str(out, "{\"prompt\": ");
+        cli_out_json_str(out, text, len);
+        cli_out_str(out, ", \"reply\": ");
+        cli_out_json_str(out, rep->text ? rep->text : "", rep->len);
+        cli_out_str(out, ", \"prompt_tokens\": ");
+        cli_out_u64(out, rep->r.n_prompt);
+        cli_out_str(out, ", \"reply_tokens\": ");
+        cli_out_u64(out, rep->r.n_gen);
+        cli_out_str(out, ", \"prompt_seconds\": ");
+        cli_out_printf(out, "%.6f", rep->r.prompt_s);
+        cli_out_str(out, ", \"reply_seconds\": ");
+        cli_out_printf(out, "%.6f", rep->r.gen_s);
+        cli_out_str(out, "}\n");
+    } else {
+        cli_out_putc(out, '\n');
+    }
+    cli_out_flush(out);
 }
 
 /* The ids and logits of the n_logits highest logits, highest first, lower
@@ -471,15 +542,9 @@ static int print_top_logits(const float *logits, int32_t n, long top)
 /* ------------------------------------------------------------------------ */
 /* Running                                                                   */
 
-static int is_stop(const struct run *R, int32_t id)
-{
-    for (int i = 0; i < 3; i++)
-        if (R->stop[i] >= 0 && R->stop[i] == id) return 1;
-    return 0;
-}
-
-/* Loads model, tokenizer, state and sampler.  Returns 0, or an exit status
- * after printing the error. */
+/* Loads model and tokenizer, and for generation and --logits a context
+ * (of --parallel sequences with --each-line) and the generator.  Returns
+ * 0, or an exit status after printing the error. */
 static int load(struct run *R)
 {
     gguf_error err = {0};
@@ -496,6 +561,8 @@ static int load(struct run *R)
         return CLI_EXIT_TROUBLE;
     }
     const qwen_config *c = &R->model->config;
+    R->chat_flags = qwen_chat_style_flags(c->arch->chat, opt.think != 0) |
+                    (opt.raw ? QWEN_CHAT_RAW : 0) | (opt.special ? QWEN_CHAT_SPECIAL : 0);
     uint32_t n_ctx = opt.n_ctx ? (uint32_t)opt.n_ctx
                                : (c->n_ctx_train < DEFAULT_CTX ? c->n_ctx_train : DEFAULT_CTX);
     if (n_ctx > c->n_ctx_train) {
@@ -504,208 +571,220 @@ static int load(struct run *R)
         return CLI_EXIT_TROUBLE;
     }
     R->n_ctx = n_ctx;
-    if (qwen_state_new(&R->state, R->model, n_ctx, n_ctx < MAX_BATCH ? n_ctx : MAX_BATCH, &err) !=
-        GGUF_OK) {
+    if (opt.mode == MODE_TOKENIZE) {
+        R->load_s = now() - t0;
+        return 0;
+    }
+    qwen_params p = qwen_params_defaults();
+    p.n_ctx = n_ctx;
+    p.n_seq = opt.each_line ? (opt.parallel ? (uint32_t)opt.parallel : DEFAULT_PARALLEL) : 1;
+    p.n_batch = (uint64_t)n_ctx * p.n_seq < MAX_BATCH ? n_ctx * p.n_seq : MAX_BATCH;
+    p.n_threads = (int)opt.threads;
+    if (qwen_context_new(&R->ctx, R->model, &p, &err) != GGUF_OK) {
         cli_message(err.message);
         return CLI_EXIT_TROUBLE;
     }
-    if (opt.threads && qwen_state_set_threads(R->state, (int)opt.threads, &err) != GGUF_OK) {
+    qwen_gen_params gp = qwen_gen_defaults();
+    gp.sampler = opt.sp;
+    gp.n_predict = opt.n_predict;
+    gp.ignore_eos = opt.ignore_eos;
+    gp.print_ids = opt.print_ids;
+    gp.hide_think = opt.hide_think;
+    if (qwen_generator_new(&R->gen, R->ctx, R->tok, &gp, &err) != GGUF_OK) {
         cli_error(opt.model, "%s", err.message);
-        return CLI_EXIT_TROUBLE;
-    }
-    if (qwen_sampler_new(&R->sampler, &opt.sp, (int32_t)c->n_vocab, &err) != GGUF_OK) {
-        cli_error(opt.model, "%s", err.message);
-        return CLI_EXIT_TROUBLE;
-    }
-    R->stop[0] = qwen_tokenizer_eos(R->tok);
-    R->stop[1] = qwen_tokenizer_find(R->tok, "<|im_end|>", 10);
-    R->stop[2] = qwen_tokenizer_find(R->tok, "<|endoftext|>", 13);
-    if (opt.ignore_eos && !(R->masked = malloc((size_t)c->n_vocab * sizeof *R->masked))) {
-        cli_error(opt.model, "out of memory");
         return CLI_EXIT_TROUBLE;
     }
     R->load_s = now() - t0;
     return 0;
 }
 
-/* Checks the logits of the last step (after the prompt when n_gen is 0,
- * else after generated token n_gen) and reports NaN or Inf: sampling from
- * them would print a token, "!" (id 0) for NaN, for ever, from a model
- * whose weights are damaged.  One pass over the vocabulary a step, small
- * beside the step itself.  Returns 1 after reporting, else 0. */
-static int bad_logits(const struct run *R, uint64_t n_gen)
+/* Tokenizes a prompt (len bytes at text) with the chat template into ids.
+ * Returns 0, or an exit status after printing the error. */
+static int tokenize(const struct run *R, const char *text, size_t len, qwen_ids *ids)
 {
-    const float *logits = qwen_state_logits(R->state);
-    int32_t n = (int32_t)R->model->config.n_vocab;
-    for (int32_t i = 0; i < n; i++) {
-        if (isfinite(logits[i])) continue;
-        char step[48];
-        if (n_gen) snprintf(step, sizeof step, "generated token %" PRIu64, n_gen);
-        else snprintf(step, sizeof step, "the prompt prefill");
-        cli_error(opt.model, "the logits after %s are not finite (token %" PRId32 ": %s); the "
-                  "model's weights hold NaN or Inf, or overflow", step, i,
-                  isnan(logits[i]) ? "NaN" : logits[i] > 0 ? "+Inf" : "-Inf");
-        return 1;
+    gguf_error err = {0};
+    size_t sys_len = opt.system ? strlen(opt.system) : 0;
+    if (qwen_chat_tokenize(R->tok, opt.system, sys_len, text, len, R->chat_flags, ids, &err) !=
+        GGUF_OK) {
+        cli_error(opt.model, "%s", err.message);
+        return CLI_EXIT_TROUBLE;
     }
     return 0;
 }
 
-/* Runs one conversation on the len bytes at text: tokenizes, and prints
- * the ids (--tokenize), the top logits (--logits) or generates the reply.
- * Returns 0, or an exit status after printing the error. */
-static int converse(struct run *R, const char *text, size_t len, struct reply *rep)
+/* The reply of conversation k (head <= k < q->n). */
+static struct reply *reply_of(struct queue *q, uint64_t k)
 {
-    gguf_error err = {0};
-    qwen_ids ids = QWEN_IDS_INIT;
-    unsigned flags = (opt.raw ? QWEN_CHAT_RAW : 0) | (opt.special ? QWEN_CHAT_SPECIAL : 0);
-    int status = 0;
-    rep->len = 0;
-    rep->n_prompt = rep->n_gen = 0;
-    rep->prompt_s = rep->gen_s = 0.0;
-    size_t sys_len = opt.system ? strlen(opt.system) : 0;
-    if (qwen_chat_tokenize(R->tok, opt.system, sys_len, text, len, flags, &ids, &err) != GGUF_OK) {
-        cli_error(opt.model, "%s", err.message);
-        status = CLI_EXIT_TROUBLE;
-        goto done;
+    return &q->replies[k % q->cap];
+}
+
+/* Makes room in the queue for one more conversation: the ring doubles
+ * when the conversations not yet printed fill it (a long reply at its head
+ * holds back the ones after it).  Returns 0, or -1 out of memory. */
+static int queue_grow(struct queue *q)
+{
+    if (q->n - q->head < q->cap) return 0;
+    uint32_t cap = q->cap ? q->cap * 2 : 16;
+    struct reply *r = calloc(cap, sizeof *r);
+    if (!r) return -1;
+    for (uint64_t k = q->head; k < q->n; k++) r[k % cap] = q->replies[k % q->cap];
+    free(q->replies);
+    q->replies = r;
+    q->cap = cap;
+    return 0;
+}
+
+/* qwen_gen_io.next: the prompt, or the next line. */
+static int q_next(void *user, qwen_ids *ids)
+{
+    struct queue *q = user;
+    const char *text;
+    size_t len;
+    if (!opt.each_line) {
+        if (q->n > 0) return 0;
+        text = q->text;
+        len = q->text_len;
+    } else {
+        int rc = read_line(stdin, q->limit, &q->line, &q->line_cap, &len);
+        if (rc <= 0) {
+            q->read_status = rc;
+            q->read_errno = errno;
+            return rc < 0 ? -1 : 0;
+        }
+        q->line_no++;
+        text = q->line;
     }
-    if (opt.mode == MODE_TOKENIZE) {
+    if (queue_grow(q)) goto nomem;
+    struct reply *rep = reply_of(q, q->n);
+    rep->len = 0;
+    rep->done = 0;
+    rep->prompt_len = len;
+    char *copy = realloc(rep->prompt, len + 1);
+    if (!copy) goto nomem;
+    memcpy(copy, text, len + 1);
+    rep->prompt = copy;
+    /* Empty input (a line of --each-line) gets an empty reply. */
+    if (len > 0 && (q->status = tokenize(q->R, text, len, ids)) != 0) return -1;
+    q->n++;
+    return 1;
+nomem:
+    cli_error(opt.model, "out of memory");
+    q->status = CLI_EXIT_TROUBLE;
+    return -1;
+}
+
+/* qwen_gen_io.text: printed at once for the first reply not yet printed,
+ * else held. */
+static int q_text(void *user, uint64_t k, const char *p, size_t n)
+{
+    struct queue *q = user;
+    struct reply *rep = reply_of(q, k);
+    if (!opt.json && k == q->head) {
+        print_text(p, n);
+        return 0;
+    }
+    if (reply_add(rep, p, n)) {
+        cli_error(opt.model, "out of memory");
+        q->status = CLI_EXIT_TROUBLE;
+        return -1;
+    }
+    return 0;
+}
+
+/* qwen_gen_io.done: prints the replies that are now first in line. */
+static void q_done(void *user, uint64_t k, const qwen_gen_reply *r)
+{
+    struct queue *q = user;
+    struct reply *rep = reply_of(q, k);
+    rep->r = *r;
+    rep->done = 1;
+    while (q->head < q->n && (rep = reply_of(q, q->head))->done) {
+        finish_reply(rep->prompt, rep->prompt_len, rep);
+        q->head++;
+        if (q->head < q->n && !opt.json) {
+            rep = reply_of(q, q->head);
+            print_text(rep->text, rep->len);
+            rep->len = 0;
+        }
+    }
+}
+
+/* qwen_gen_io.cancel: SIGINT, or the output failed. */
+static int q_cancel(void *user)
+{
+    (void)user;
+    return interrupted || cli_out_failed(out);
+}
+
+/* Prints the input's ids (--tokenize).  Returns 0 or an exit status. */
+static int print_ids(const struct run *R, const char *text, size_t len)
+{
+    qwen_ids ids = QWEN_IDS_INIT;
+    int status = tokenize(R, text, len, &ids);
+    if (!status) {
         for (size_t i = 0; i < ids.n; i++) {
             if (i) cli_out_putc(out, ' ');
             cli_out_i64(out, ids.v[i]);
         }
         cli_out_putc(out, '\n');
-        goto done;
     }
-    /* Empty input (a whole input, or a line of --each-line) gets no reply;
-     * nor does a prompt of no tokens. */
-    if (len == 0 || ids.n == 0) goto done;
-    if (ids.n > R->n_ctx) {
-        cli_error(opt.model, "the prompt is %zu tokens, longer than the context of %" PRIu32
-                  " (see -c)", ids.n, R->n_ctx);
-        status = CLI_EXIT_TROUBLE;
-        goto done;
-    }
-
-    qwen_state_reset(R->state);
-    qwen_sampler_reset(R->sampler);
-    for (size_t i = 0; i < ids.n; i++) qwen_sampler_accept(R->sampler, ids.v[i]);
-    double t0 = now();
-    if (qwen_forward(R->state, ids.v, (uint32_t)ids.n, &err) != GGUF_OK) {
-        cli_message(err.message);
-        status = CLI_EXIT_TROUBLE;
-        goto done;
-    }
-    rep->prompt_s = now() - t0;
-    rep->n_prompt = ids.n;
-    R->prompt_s += rep->prompt_s;
-    R->prompt_tokens += ids.n;
-
-    int32_t n_vocab = (int32_t)R->model->config.n_vocab;
-    if (bad_logits(R, 0)) {
-        status = CLI_EXIT_TROUBLE;
-        goto done;
-    }
-    if (opt.mode == MODE_LOGITS) {
-        if (print_top_logits(qwen_state_logits(R->state), n_vocab, opt.n_logits)) {
-            cli_error(opt.model, "out of memory");
-            status = CLI_EXIT_TROUBLE;
-        }
-        goto done;
-    }
-
-    qwen_utf8 dec = QWEN_UTF8_INIT;
-    char buf[QWEN_UTF8_OUT_MAX(256)];
-    t0 = now();
-    uint64_t n_gen = 0;
-    int first_id = 1;
-    while (!interrupted && !cli_out_failed(out)) {
-        if (opt.n_predict >= 0 && n_gen >= (uint64_t)opt.n_predict) break;
-        const float *logits = qwen_state_logits(R->state);
-        if (R->masked) {
-            memcpy(R->masked, logits, (size_t)n_vocab * sizeof *logits);
-            for (int i = 0; i < 3; i++)
-                if (R->stop[i] >= 0) R->masked[R->stop[i]] = -INFINITY;
-            logits = R->masked;
-        }
-        int32_t id = qwen_sampler_sample(R->sampler, logits);
-        qwen_sampler_accept(R->sampler, id);
-        int stop = is_stop(R, id);
-        if (opt.print_ids) {
-            char num[16];
-            int k = snprintf(num, sizeof num, "%s%" PRId32, first_id ? "" : " ", id);
-            first_id = 0;
-            if (emit(rep, num, (size_t)k)) goto nomem;
-        } else if (!stop && qwen_token_type(R->tok, id) != QWEN_TOKEN_CONTROL) {
-            size_t n;
-            const char *p = qwen_token_bytes(R->tok, id, &n);
-            /* Tokens are short; feed long ones in pieces that fit buf. */
-            while (n > 0) {
-                size_t k = n < 256 ? n : 256;
-                if (emit(rep, buf, qwen_utf8_feed(&dec, p, k, buf))) goto nomem;
-                p += k;
-                n -= k;
-            }
-        }
-        if (stop) break;
-        n_gen++;
-        if (opt.n_predict >= 0 && n_gen >= (uint64_t)opt.n_predict) break;
-        if (qwen_state_pos(R->state) >= R->n_ctx) break; /* the context is full */
-        if (qwen_forward(R->state, &id, 1, &err) != GGUF_OK) {
-            cli_message(err.message);
-            status = CLI_EXIT_TROUBLE;
-            break;
-        }
-        if (bad_logits(R, n_gen)) {
-            status = CLI_EXIT_TROUBLE;
-            break;
-        }
-    }
-    if (emit(rep, buf, qwen_utf8_flush(&dec, buf))) goto nomem;
-    rep->gen_s = now() - t0;
-    rep->n_gen = n_gen;
-    R->gen_s += rep->gen_s;
-    R->gen_tokens += n_gen;
-    goto done;
-nomem:
-    cli_error(opt.model, "out of memory");
-    status = CLI_EXIT_TROUBLE;
-done:
     qwen_ids_free(&ids);
     return status;
 }
 
-/* Ends the output of one conversation: the JSON object, or the line end. */
-static void finish_reply(const char *text, size_t len, const struct reply *rep)
+/* Prints the top logits after the prompt (--logits), and counts the
+ * prompt into *t.  Returns 0 or an exit status. */
+static int print_logits(const struct run *R, const char *text, size_t len, qwen_gen_totals *t)
 {
-    if (opt.mode != MODE_GENERATE) return;
-    if (opt.json) {
-        cli_out_str(out, "{\"prompt\": ");
-        cli_out_json_str(out, text, len);
-        cli_out_str(out, ", \"reply\": ");
-        cli_out_json_str(out, rep->text ? rep->text : "", rep->len);
-        cli_out_str(out, ", \"prompt_tokens\": ");
-        cli_out_u64(out, rep->n_prompt);
-        cli_out_str(out, ", \"reply_tokens\": ");
-        cli_out_u64(out, rep->n_gen);
-        cli_out_str(out, ", \"prompt_seconds\": ");
-        cli_out_printf(out, "%.6f", rep->prompt_s);
-        cli_out_str(out, ", \"reply_seconds\": ");
-        cli_out_printf(out, "%.6f", rep->gen_s);
-        cli_out_str(out, "}\n");
-    } else {
-        cli_out_putc(out, '\n');
+    gguf_error err = {0};
+    qwen_ids ids = QWEN_IDS_INIT;
+    int status = len ? tokenize(R, text, len, &ids) : 0;
+    if (!status && ids.n) {
+        const float *logits;
+        double t0 = now();
+        if (qwen_prompt_logits(R->ctx, 0, ids.v, ids.n, &logits, &err) != GGUF_OK) {
+            cli_message(err.message);
+            status = CLI_EXIT_TROUBLE;
+        } else {
+            t->prompt_s += now() - t0;
+            t->prompt_tokens += ids.n;
+            if (print_top_logits(logits, (int32_t)R->model->config.n_vocab, opt.n_logits)) {
+                cli_error(opt.model, "out of memory");
+                status = CLI_EXIT_TROUBLE;
+            }
+        }
     }
-    cli_out_flush(out);
+    qwen_ids_free(&ids);
+    return status;
 }
 
-static void print_stats(const struct run *R)
+/* Runs the conversations of the queue through the generator.  Returns 0
+ * or an exit status after printing the error. */
+static int generate(struct run *R, struct queue *q)
 {
+    gguf_error err = {0};
+    qwen_gen_io io = {q_next, q_text, q_done, q_cancel, q};
+    int st = qwen_generate(R->gen, &io, &err);
+    if (q->status) return q->status;
+    if (st == GGUF_E_IO) return 0; /* the output failed: cli_out_close() says so */
+    if (st) {
+        cli_message(err.message);
+        return CLI_EXIT_TROUBLE;
+    }
+    return 0;
+}
+
+static void print_stats(const struct run *R, const qwen_gen_totals *extra)
+{
+    qwen_gen_totals t = R->gen ? qwen_generator_totals(R->gen) : (qwen_gen_totals){0, 0, 0, 0};
+    t.prompt_tokens += extra->prompt_tokens;
+    t.prompt_s += extra->prompt_s;
     cli_out_flush(out);
     fprintf(stderr, "load: %.2f s\n", R->load_s);
-    fprintf(stderr, "prompt: %" PRIu64 " tokens, %.1f tok/s\n", R->prompt_tokens,
-            R->prompt_s > 0 ? (double)R->prompt_tokens / R->prompt_s : 0.0);
-    fprintf(stderr, "generation: %" PRIu64 " tokens, %.1f tok/s\n", R->gen_tokens,
-            R->gen_s > 0 ? (double)R->gen_tokens / R->gen_s : 0.0);
+    fprintf(stderr, "prompt: %" PRIu64 " tokens, %.1f tok/s\n", t.prompt_tokens,
+            t.prompt_s > 0 ? (double)t.prompt_tokens / t.prompt_s : 0.0);
+    fprintf(stderr, "generation: %" PRIu64 " tokens, %.1f tok/s\n", t.gen_tokens,
+            t.gen_s > 0 ? (double)t.gen_tokens / t.gen_s : 0.0);
 }
 
 /* The most bytes of input that can fit the context: every token stands
@@ -772,8 +851,9 @@ int main(int argc, char **argv)
 
     struct run R;
     memset(&R, 0, sizeof R);
-    struct reply rep;
-    memset(&rep, 0, sizeof rep);
+    struct queue q;
+    memset(&q, 0, sizeof q);
+    qwen_gen_totals extra = {0, 0, 0, 0}; /* --logits' prompt, for --stats */
     status = load(&R);
     if (status) goto out;
     size_t limit = input_limit(&R);
@@ -797,39 +877,35 @@ int main(int argc, char **argv)
         }
     }
 
-    if (!opt.each_line) {
-        if (in_len > 0 || opt.mode == MODE_TOKENIZE) {
-            status = converse(&R, input, in_len, &rep);
-            if (!status) finish_reply(input, in_len, &rep);
-        }
-    } else {
-        char *line = NULL;
-        size_t cap = 0, len = 0;
-        uint64_t line_no = 0;
-        int rc = 0;
-        while (!interrupted && !cli_out_failed(out) &&
-               (rc = read_line(stdin, limit, &line, &cap, &len)) > 0) {
-            line_no++;
-            status = converse(&R, line, len, &rep);
-            if (status) break;
-            finish_reply(line, len, &rep);
-        }
-        if (!status && rc == -2) {
-            too_long(&R, "-", line_no + 1, limit);
+    q.R = &R;
+    q.text = input;
+    q.text_len = in_len;
+    q.limit = limit;
+    if (opt.mode == MODE_TOKENIZE) {
+        status = print_ids(&R, input, in_len);
+    } else if (opt.mode == MODE_LOGITS) {
+        status = print_logits(&R, input, in_len, &extra);
+    } else if (opt.each_line || in_len > 0) {
+        status = generate(&R, &q);
+        if (!status && q.read_status == -2) {
+            too_long(&R, "-", q.line_no + 1, limit);
             status = CLI_EXIT_TROUBLE;
-        } else if (!status && rc == -1 && !interrupted) {
-            cli_error("-", "%s", strerror(errno));
+        } else if (!status && q.read_status == -1 && !interrupted) {
+            cli_error("-", "%s", strerror(q.read_errno));
             status = CLI_EXIT_TROUBLE;
         }
-        free(line);
     }
-    if (opt.stats) print_stats(&R);
+    if (opt.stats) print_stats(&R, &extra);
 out:
-    free(rep.text);
+    for (uint32_t i = 0; i < q.cap; i++) {
+        free(q.replies[i].prompt);
+        free(q.replies[i].text);
+    }
+    free(q.replies);
+    free(q.line);
     free(input);
-    free(R.masked);
-    qwen_sampler_free(R.sampler);
-    qwen_state_free(R.state);
+    qwen_generator_free(R.gen);
+    qwen_context_free(R.ctx);
     qwen_tokenizer_free(R.tok);
     if (R.model) guard_input_forget(R.model->file);
     qwen_model_close(R.model);

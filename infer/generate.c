@@ -1,0 +1,417 @@
+/*
+ * generate.c -- the generation loop over the sequences of a context (see
+ * generate.h).
+ *
+ * Each turn of the loop is one decode step: first the replies whose logits
+ * the last step computed take their next token (sample, accept, end
+ * tests, stream); then free sequences take new prompts; then one batch is
+ * built of the token each reply under way just chose and of as many
+ * waiting prompt tokens as there is room for, oldest conversation first,
+ * and decoded.  A prompt may take several steps; only its last token
+ * wants logits.
+ */
+#include <config.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "infer/chat.h"
+#include "infer/check.h"
+#include "infer/generate.h"
+
+/* The ids that end a reply: the tokenizer's end of sequence, <|im_end|>,
+ * <|endoftext|>; -1 where absent. */
+#define N_END 3
+
+/* Bytes of a token fed to the UTF-8 decoder at once (longer ones go in
+ * pieces). */
+#define PIECE 256
+
+/* What a sequence is doing. */
+enum slot_state {
+    SLOT_FREE,      /* no conversation */
+    SLOT_PROMPT,    /* feeding the prompt: fed of ids.n tokens so far */
+    SLOT_REPLY      /* generating: logits of the last step at row `row` */
+};
+
+struct slot {
+    enum slot_state state;
+    uint64_t k;             /* the conversation's number */
+    qwen_ids ids;           /* its prompt */
+    size_t fed;             /* prompt tokens in the cache */
+    int32_t next;           /* SLOT_REPLY: the token to feed next step, -1 before the first */
+    int32_t row;            /* batch entry whose logits are this slot's, -1: none */
+    qwen_sampler *sampler;
+    qwen_utf8 dec;
+    qwen_think_filter think;
+    int first_id;           /* print_ids: no space before the next id */
+    int fed_prompt;         /* the step being built feeds its prompt */
+    qwen_gen_reply r;
+};
+
+struct qwen_generator {
+    qwen_context *ctx;
+    const qwen_tokenizer *tok;
+    const qwen_model *m;
+    qwen_gen_params p;
+    uint32_t n_seq, n_ctx, n_batch;
+    struct slot *slots;     /* (n_seq) */
+    qwen_batch batch;
+    int32_t end[N_END];
+    float *masked;          /* (n_vocab) ignore_eos: logits with the end ids at -inf */
+    uint64_t n_started;     /* conversations taken so far */
+    qwen_gen_totals totals;
+};
+
+const char *qwen_stop_name(enum qwen_stop s)
+{
+    switch (s) {
+    case QWEN_STOP_EOS: return "eos";
+    case QWEN_STOP_LENGTH: return "length";
+    case QWEN_STOP_CONTEXT: return "context";
+    case QWEN_STOP_CANCELLED: return "cancelled";
+    }
+    return "?";
+}
+
+qwen_gen_params qwen_gen_defaults(void)
+{
+    qwen_gen_params p;
+    memset(&p, 0, sizeof p);
+    p.sampler = qwen_sampler_defaults();
+    p.n_predict = -1;
+    return p;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void qwen_generator_free(qwen_generator *g)
+{
+    if (!g) return;
+    for (uint32_t i = 0; g->slots && i < g->n_seq; i++) {
+        qwen_sampler_free(g->slots[i].sampler);
+        qwen_ids_free(&g->slots[i].ids);
+    }
+    free(g->slots);
+    qwen_batch_free(&g->batch);
+    free(g->masked);
+    free(g);
+}
+
+int qwen_generator_new(qwen_generator **out, qwen_context *ctx, const qwen_tokenizer *tok,
+                       const qwen_gen_params *p, gguf_error *err)
+{
+    if (!out || !ctx || !tok || !p)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_generator_new: NULL argument");
+    *out = NULL;
+    const qwen_model *m = qwen_context_model(ctx);
+    const qwen_params *cp = qwen_context_params(ctx);
+    qwen_generator *g = calloc(1, sizeof *g);
+    if (!g) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
+    g->ctx = ctx;
+    g->tok = tok;
+    g->m = m;
+    g->p = *p;
+    g->n_seq = cp->n_seq;
+    g->n_ctx = cp->n_ctx;
+    g->n_batch = cp->n_batch;
+    int st = GGUF_OK;
+    if (!(g->slots = calloc(g->n_seq, sizeof *g->slots)))
+        st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
+    for (uint32_t i = 0; !st && i < g->n_seq; i++)
+        st = qwen_sampler_new(&g->slots[i].sampler, &p->sampler, (int32_t)m->config.n_vocab, err);
+    if (!st) st = qwen_batch_init(&g->batch, g->n_batch, err);
+    if (!st && p->ignore_eos && !(g->masked = malloc((size_t)m->config.n_vocab * sizeof *g->masked)))
+        st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
+    if (st) {
+        qwen_generator_free(g);
+        return st;
+    }
+    g->end[0] = qwen_tokenizer_eos(tok);
+    g->end[1] = qwen_tokenizer_find(tok, "<|im_end|>", 10);
+    g->end[2] = qwen_tokenizer_find(tok, "<|endoftext|>", 13);
+    *out = g;
+    return GGUF_OK;
+}
+
+qwen_gen_totals qwen_generator_totals(const qwen_generator *g)
+{
+    return g->totals;
+}
+
+static int is_end(const qwen_generator *g, int32_t id)
+{
+    for (int i = 0; i < N_END; i++)
+        if (g->end[i] >= 0 && g->end[i] == id) return 1;
+    return 0;
+}
+
+/* Checks the n_vocab logits after a step: sampling from NaN would print a
+ * token ("!", id 0, for NaN) for ever, from a model whose weights are
+ * damaged.  One pass over the vocabulary, small beside the step itself.
+ * n_gen 0: after the prompt.  Returns GGUF_OK or GGUF_E_FORMAT. */
+static int check_logits(const qwen_model *m, const float *logits, uint64_t n_gen, gguf_error *err)
+{
+    const int32_t n = (int32_t)m->config.n_vocab;
+    for (int32_t i = 0; i < n; i++) {
+        if (isfinite(logits[i])) continue;
+        char step[48];
+        if (n_gen) snprintf(step, sizeof step, "generated token %" PRIu64, n_gen);
+        else snprintf(step, sizeof step, "the prompt prefill");
+        return qwen_fail(err, GGUF_E_FORMAT, UINT64_MAX,
+                         "%s: the logits after %s are not finite (token %" PRId32 ": %s); the "
+                         "model's weights hold NaN or Inf, or overflow", gguf_name(m->file), step,
+                         i, isnan(logits[i]) ? "NaN" : logits[i] > 0 ? "+Inf" : "-Inf");
+    }
+    return GGUF_OK;
+}
+
+int qwen_prompt_logits(qwen_context *ctx, int32_t seq, const int32_t *ids, size_t n,
+                       const float **logits, gguf_error *err)
+{
+    if (!ctx || (!ids && n) || !logits)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_prompt_logits: NULL argument");
+    const qwen_model *m = qwen_context_model(ctx);
+    const qwen_params *p = qwen_context_params(ctx);
+    if (n == 0) return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "%s: no tokens to process", gguf_name(m->file));
+    if (n > p->n_ctx)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                         "%s: the prompt is %zu tokens, longer than the context of %" PRIu32
+                         " (see -c)", gguf_name(m->file), n, p->n_ctx);
+    qwen_batch b;
+    int st = qwen_batch_init(&b, p->n_batch, err);
+    if (st) return st;
+    qwen_seq_clear(ctx, seq);
+    for (size_t done = 0; done < n && !st;) {
+        b.n = 0;
+        while (done < n && b.n < b.cap) {
+            qwen_batch_add(&b, ids[done], seq, (uint32_t)done, done == n - 1);
+            done++;
+        }
+        st = qwen_decode(ctx, &b, err);
+    }
+    if (!st) {
+        *logits = qwen_logits(ctx, b.n - 1);
+        st = check_logits(m, *logits, 0, err);
+    }
+    qwen_batch_free(&b);
+    return st;
+}
+
+/* Passes the n bytes of token id of slot s's reply on, through the
+ * thinking filter and the UTF-8 decoder.  Returns 0, or -1 when text()
+ * failed. */
+static int emit_token(qwen_generator *g, struct slot *s, const qwen_gen_io *io, int32_t id)
+{
+    char buf[QWEN_UTF8_OUT_MAX(PIECE)];
+    if (g->p.print_ids) {
+        int k = snprintf(buf, sizeof buf, "%s%" PRId32, s->first_id ? "" : " ", id);
+        s->first_id = 0;
+        return io->text(io->user, s->k, buf, (size_t)k);
+    }
+    if (is_end(g, id) || qwen_token_type(g->tok, id) == QWEN_TOKEN_CONTROL) return 0;
+    size_t n;
+    const char *p = qwen_token_bytes(g->tok, id, &n);
+    if (g->p.hide_think) p = qwen_think_filter_feed(&s->think, id, p, &n);
+    while (n > 0) {
+        size_t k = n < PIECE ? n : PIECE;
+        size_t w = qwen_utf8_feed(&s->dec, p, k, buf);
+        if (w && io->text(io->user, s->k, buf, w)) return -1;
+        p += k;
+        n -= k;
+    }
+    return 0;
+}
+
+/* Ends slot s's conversation for reason why: the held bytes out, done(). */
+static int finish(qwen_generator *g, struct slot *s, const qwen_gen_io *io, enum qwen_stop why)
+{
+    char buf[8];
+    size_t w = qwen_utf8_flush(&s->dec, buf);
+    int rc = w ? io->text(io->user, s->k, buf, w) : 0;
+    s->r.stop = why;
+    s->state = SLOT_FREE;
+    g->totals.gen_tokens += s->r.n_gen;
+    io->done(io->user, s->k, &s->r);
+    return rc;
+}
+
+/* Starts conversation k with the prompt in s->ids in slot s (sequence
+ * seq).  An empty prompt ends at once.  Returns GGUF_OK, or
+ * GGUF_E_INVALID for a prompt longer than the context. */
+static int start(qwen_generator *g, struct slot *s, int32_t seq, const qwen_gen_io *io,
+                 gguf_error *err)
+{
+    memset(&s->r, 0, sizeof s->r);
+    s->k = g->n_started++;
+    s->fed = 0;
+    s->next = -1;
+    s->row = -1;
+    s->first_id = 1;
+    s->dec = (qwen_utf8)QWEN_UTF8_INIT;
+    qwen_think_filter_init(&s->think, g->tok);
+    if (s->ids.n == 0) {
+        s->state = SLOT_REPLY;
+        return finish(g, s, io, QWEN_STOP_EOS) ? qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed")
+                                                : GGUF_OK;
+    }
+    if (s->ids.n > g->n_ctx)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                         "%s: the prompt is %zu tokens, longer than the context of %" PRIu32
+                         " (see -c)", gguf_name(g->m->file), s->ids.n, g->n_ctx);
+    qwen_seq_clear(g->ctx, seq);
+    qwen_sampler_reset(s->sampler);
+    qwen_sampler_seed(s->sampler, g->p.sampler.seed);
+    for (size_t i = 0; i < s->ids.n; i++) qwen_sampler_accept(s->sampler, s->ids.v[i]);
+    s->r.n_prompt = s->ids.n;
+    s->state = SLOT_PROMPT;
+    return GGUF_OK;
+}
+
+/* Slot s's logits of the last step are ready: its next token. */
+static int take_token(qwen_generator *g, struct slot *s, int32_t seq, const qwen_gen_io *io,
+                      gguf_error *err)
+{
+    const float *logits = qwen_logits(g->ctx, (uint32_t)s->row);
+    s->row = -1;
+    int st = check_logits(g->m, logits, s->r.n_gen, err);
+    if (st) return st;
+    if (g->p.n_predict >= 0 && s->r.n_gen >= (uint64_t)g->p.n_predict)
+        return finish(g, s, io, QWEN_STOP_LENGTH) ? qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed") : 0;
+    if (g->masked) {
+        memcpy(g->masked, logits, (size_t)g->m->config.n_vocab * sizeof *logits);
+        for (int i = 0; i < N_END; i++)
+            if (g->end[i] >= 0) g->masked[g->end[i]] = -INFINITY;
+        logits = g->masked;
+    }
+    const int32_t id = qwen_sampler_sample(s->sampler, logits);
+    qwen_sampler_accept(s->sampler, id);
+    if (emit_token(g, s, io, id)) return qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed");
+    enum qwen_stop why = QWEN_STOP_EOS;
+    int over = is_end(g, id);
+    if (!over) {
+        s->r.n_gen++;
+        if (g->p.n_predict >= 0 && s->r.n_gen >= (uint64_t)g->p.n_predict) {
+            over = 1;
+            why = QWEN_STOP_LENGTH;
+        } else if (qwen_seq_pos(g->ctx, seq) >= g->n_ctx) {
+            /* the token was chosen and shown, but there is no room to feed it */
+            over = 1;
+            why = QWEN_STOP_CONTEXT;
+        }
+    }
+    if (over) return finish(g, s, io, why) ? qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed") : 0;
+    s->next = id;
+    return GGUF_OK;
+}
+
+/* Fills the batch: the next token of every reply under way, then prompt
+ * tokens, the conversation that came first first, while there is room.
+ * Stores the tokens of each kind in *n_gen and *n_prompt. */
+static void build_batch(qwen_generator *g, uint32_t *n_gen, uint32_t *n_prompt)
+{
+    qwen_batch *b = &g->batch;
+    b->n = 0;
+    *n_gen = *n_prompt = 0;
+    for (uint32_t i = 0; i < g->n_seq; i++) {
+        struct slot *s = &g->slots[i];
+        s->fed_prompt = 0;
+        if (s->state != SLOT_REPLY || s->next < 0) continue;
+        s->row = (int32_t)b->n;
+        qwen_batch_add(b, s->next, (int32_t)i, qwen_seq_pos(g->ctx, (int32_t)i), 1);
+        s->next = -1;
+        (*n_gen)++;
+    }
+    for (;;) {
+        struct slot *s = NULL;
+        uint32_t seq = 0;
+        for (uint32_t i = 0; i < g->n_seq; i++)
+            if (g->slots[i].state == SLOT_PROMPT && (!s || g->slots[i].k < s->k)) {
+                s = &g->slots[i];
+                seq = i;
+            }
+        if (!s || b->n == b->cap) break;
+        s->fed_prompt = 1;
+        while (s->fed < s->ids.n && b->n < b->cap) {
+            const int last = s->fed == s->ids.n - 1;
+            if (last) s->row = (int32_t)b->n;
+            qwen_batch_add(b, s->ids.v[s->fed], (int32_t)seq, (uint32_t)s->fed, last);
+            s->fed++;
+            (*n_prompt)++;
+        }
+        if (s->fed < s->ids.n) break;
+        s->state = SLOT_REPLY; /* its logits come with this step */
+    }
+}
+
+int qwen_generate(qwen_generator *g, const qwen_gen_io *io, gguf_error *err)
+{
+    if (!g || !io || !io->next || !io->text || !io->done)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_generate: NULL argument");
+    int more = 1;   /* next() may give more */
+    int st = GGUF_OK;
+    double t0 = now();
+    for (;;) {
+        /* 1. the replies whose logits came with the last step */
+        for (uint32_t i = 0; i < g->n_seq && !st; i++) {
+            struct slot *s = &g->slots[i];
+            if (s->state == SLOT_REPLY && s->row >= 0) st = take_token(g, s, (int32_t)i, io, err);
+        }
+        if (st) break;
+        if (io->cancel && io->cancel(io->user)) {
+            more = 0;
+            for (uint32_t i = 0; i < g->n_seq && !st; i++)
+                if (g->slots[i].state != SLOT_FREE &&
+                    finish(g, &g->slots[i], io, QWEN_STOP_CANCELLED))
+                    st = qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed");
+            break;
+        }
+        /* 2. new conversations in the free sequences */
+        for (uint32_t i = 0; i < g->n_seq && more && !st; i++) {
+            struct slot *s = &g->slots[i];
+            while (s->state == SLOT_FREE && more && !st) {
+                s->ids.n = 0;
+                int rc = io->next(io->user, &s->ids);
+                if (rc <= 0) more = 0;
+                else st = start(g, s, (int32_t)i, io, err);
+            }
+        }
+        if (st) break;
+        /* 3. one step */
+        uint32_t n_gen, n_prompt;
+        build_batch(g, &n_gen, &n_prompt);
+        if (g->batch.n == 0) {
+            /* nothing under way, nothing to come: the last sampling was
+             * generation's */
+            g->totals.gen_s += now() - t0;
+            break;
+        }
+        st = qwen_decode(g->ctx, &g->batch, err);
+        if (st) break;
+        /* The step's time, with the sampling before it, is shared by the
+         * kinds of tokens in it, and charged whole to each conversation
+         * in it. */
+        const double t1 = now(), dt = t1 - t0;
+        t0 = t1;
+        const double n = (double)(n_gen + n_prompt);
+        g->totals.prompt_tokens += n_prompt;
+        g->totals.prompt_s += dt * n_prompt / n;
+        g->totals.gen_s += dt * n_gen / n;
+        for (uint32_t i = 0; i < g->n_seq; i++) {
+            struct slot *s = &g->slots[i];
+            if (s->state == SLOT_FREE) continue;
+            if (s->fed_prompt) s->r.prompt_s += dt;
+            else s->r.gen_s += dt;
+        }
+    }
+    return st;
+}
