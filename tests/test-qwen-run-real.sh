@@ -11,7 +11,9 @@
 #  - greedy (--temp 0 --print-ids): the generated ids equal greedy.txt, or
 #    agree up to a step where ours is a near tie in the reference's logits
 #    (greedy-logits.txt: within 0.35 of its top; 05 diverges so at step 13,
-#    where the reference's top two differ by 0.030).
+#    where the reference's top two differ by 0.030);
+#  - --each-line --parallel 2 and 4 on the one-line prompts: each reply
+#    the ids of that prompt run alone.
 #
 # Skipped without QWEN_MODEL.
 
@@ -96,6 +98,18 @@ if len(ours) != len(want):
     sys.exit(1)
 EOF
     echo "$name: $(($(date +%s) - t0)) s"
+done
+
+# --each-line --parallel: the one-line prompts (01, 02, 05, 06) at once, in
+# every order of sequences: each reply the ids of the prompt run alone,
+# exactly (the products compute each entry of a batch as alone).
+single="01-english 02-chinese 05-paragraph 06-unicode"
+for name in $single; do cat "$ref/prompts/$name.txt"; echo; done > "$tmp/lines.txt"
+for name in $single; do cat "$tmp/greedy-$name.out"; done > "$tmp/lines-alone.out"
+for P in 2 4; do
+    run 0 "parallel-$P" "$RUN" -m "$QWEN_MODEL" --each-line --parallel "$P" --raw --temp 0 -n "$n_greedy" \
+        --print-ids < "$tmp/lines.txt"
+    check "--parallel $P: the replies of each prompt alone" same "$tmp/parallel-$P.out" "$tmp/lines-alone.out"
 done
 
 finish
