@@ -1,15 +1,18 @@
 /*
- * gguf-synth -- writes a Qwen2-architecture GGUF model with deterministic
- * pseudo-random weights, for tests, demos and benchmarks.
+ * gguf-synth -- writes a Qwen2- or Qwen3-architecture GGUF model with
+ * deterministic pseudo-random weights, for tests, demos and benchmarks.
  *
  * The file has the tensor names, shapes, types and metadata keys of the
- * GGUF files llama.cpp makes from Qwen2.5 checkpoints, with a synthetic
+ * GGUF files llama.cpp makes from Qwen2.5 checkpoints (--arch qwen2, the
+ * default) or from dense Qwen3 checkpoints (--arch qwen3: no Q/K/V biases,
+ * per-head Q/K norms, a head width of its own), with a synthetic
  * byte-level BPE vocabulary (the 256 GPT-2 byte tokens, merges drawn from
- * the seed, the Qwen2.5 special tokens).  The same options always give the
- * same bytes.  Weights are F32, F16, BF16, or quantized from the F32 values
- * with libgguf's quantizers, in one type or in one of llama-quantize's
- * per-tensor mixtures (Q4_K_M ...).  Everything goes through libgguf's
- * writer a chunk at a time, so even the 1.5b model needs little memory.
+ * the seed, the Qwen2.5 or Qwen3 special tokens).  The same options always
+ * give the same bytes.  Weights are F32, F16, BF16, or quantized from the
+ * F32 values with libgguf's quantizers, in one type or in one of
+ * llama-quantize's per-tensor mixtures (Q4_K_M ...).  Everything goes
+ * through libgguf's writer a chunk at a time, so even the 1.7b model needs
+ * little memory.
  */
 #include <config.h>
 
@@ -39,20 +42,74 @@
 /* ------------------------------------------------------------------------ */
 /* Model shapes                                                              */
 
+/* The architectures gguf-synth writes: general.architecture, and the
+ * prefix of the hyperparameter keys. */
+enum arch { ARCH_QWEN2, ARCH_QWEN3 };
+static const char *const arch_names[] = {"qwen2", "qwen3"};
+
+/* The special tokens of the real vocabularies, ids 151643.. in this
+ * order: Qwen2.5 has the first 22 (to <|file_sep|>), Qwen3 all 26, the
+ * thinking block's <think> = 151667 and </think> = 151668 last. */
+static const char *const qwen_specials[] = {
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>",
+    "<|object_ref_end|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>",
+    "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>",
+    "<|image_pad|>", "<|video_pad|>", "<tool_call>", "</tool_call>",
+    "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>",
+    "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>",
+    "<think>", "</think>",
+};
+#define N_QWEN25_SPECIALS 22u
+
+/* The small shapes' specials: the three the ChatML template needs, and for
+ * qwen3 the two of the thinking block, so that the chat code and the
+ * thinking filter can be tested on a small model. */
+static const char *const qwen3_small_specials[] = {
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>",
+};
+
+#define N_OF(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
+#define QWEN_N_REGULAR 151643u  /* regular tokens of the real vocabularies */
+
 struct shape {
     const char *name;       /* --size value */
     const char *label;      /* for general.name */
-    uint32_t n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab;
-    int qwen_specials;      /* 1: the 22 Qwen2.5 specials and PAD tokens; 0: three specials */
+    enum arch arch;
+    uint32_t n_layer, n_embd, n_head, n_head_kv;
+    uint32_t head_dim;      /* qwen3: attention.key_length; qwen2: 0 (width / heads) */
+    uint32_t n_ff, n_vocab, n_ctx;
+    const char *const *specials;
+    uint32_t n_special;     /* specials[0 .. n_special) follow the regular tokens */
+    uint32_t n_regular;     /* regular tokens; 0: all but the specials (no padding) */
 };
 
+/* Each architecture's shapes, its first the default.  The small qwen3
+ * shapes have Q wider than the model (heads x head width != width), as
+ * every real Qwen3 but 4B has (0.6B: 16 x 128 = 2048 for a width of 1024),
+ * so that tests see n_q != n_embd. */
 static const struct shape shapes[] = {
-    {"tiny", "tiny", 2, 64, 4, 2, 128, 1024, 0},
-    {"small", "small", 2, 256, 4, 2, 512, 1024, 0},
-    {"medium", "medium", 2, 512, 8, 2, 1024, 4096, 0},
-    {"0.5b", "0.5B", 24, 896, 14, 2, 4864, 151936, 1},
-    {"1.5b", "1.5B", 28, 1536, 12, 2, 8960, 151936, 1},
+    {"tiny", "tiny", ARCH_QWEN2, 2, 64, 4, 2, 0, 128, 1024, 32768, qwen_specials, 3, 0},
+    {"small", "small", ARCH_QWEN2, 2, 256, 4, 2, 0, 512, 1024, 32768, qwen_specials, 3, 0},
+    {"medium", "medium", ARCH_QWEN2, 2, 512, 8, 2, 0, 1024, 4096, 32768, qwen_specials, 3, 0},
+    {"0.5b", "0.5B", ARCH_QWEN2, 24, 896, 14, 2, 0, 4864, 151936, 32768, qwen_specials,
+     N_QWEN25_SPECIALS, QWEN_N_REGULAR},
+    {"1.5b", "1.5B", ARCH_QWEN2, 28, 1536, 12, 2, 0, 8960, 151936, 32768, qwen_specials,
+     N_QWEN25_SPECIALS, QWEN_N_REGULAR},
+    {"tiny", "tiny", ARCH_QWEN3, 2, 64, 4, 2, 32, 128, 1024, 40960, qwen3_small_specials,
+     N_OF(qwen3_small_specials), 0},
+    {"small", "small", ARCH_QWEN3, 2, 256, 4, 2, 128, 512, 1024, 40960, qwen3_small_specials,
+     N_OF(qwen3_small_specials), 0},
+    {"0.6b", "0.6B", ARCH_QWEN3, 28, 1024, 16, 8, 128, 3072, 151936, 40960, qwen_specials,
+     N_OF(qwen_specials), QWEN_N_REGULAR},
+    {"1.7b", "1.7B", ARCH_QWEN3, 28, 2048, 16, 8, 128, 6144, 151936, 40960, qwen_specials,
+     N_OF(qwen_specials), QWEN_N_REGULAR},
 };
+
+/* The head width of shape sh. */
+static uint32_t head_dim(const struct shape *sh)
+{
+    return sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head;
+}
 
 /* llama.cpp's per-tensor mixtures (llama-quantize's ftypes) that gguf-synth
  * reproduces, see tensor_type(). */
@@ -97,18 +154,6 @@ static const struct {
 
 /* The value llama-quantize writes as general.quantization_version. */
 #define QUANTIZATION_VERSION 2
-
-/* The Qwen2.5 special tokens, ids 151643.. in this order. */
-static const char *const qwen_specials[] = {
-    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>",
-    "<|object_ref_end|>", "<|box_start|>", "<|box_end|>", "<|quad_start|>",
-    "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>",
-    "<|image_pad|>", "<|video_pad|>", "<tool_call>", "</tool_call>",
-    "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>",
-    "<|repo_name|>", "<|file_sep|>",
-};
-#define N_QWEN_SPECIALS (sizeof qwen_specials / sizeof qwen_specials[0])
-#define QWEN_N_REGULAR 151643u
 
 /* llama.cpp token types. */
 enum { TOK_NORMAL = 1, TOK_CONTROL = 3, TOK_USER_DEFINED = 4, TOK_UNUSED = 5 };
@@ -174,6 +219,34 @@ static const char chat_template[] =
     "{%- endfor %}\n"
     "{%- if add_generation_prompt %}\n"
     "    {{- '<|im_start|>assistant\\n' }}\n"
+    "{%- endif %}\n";
+
+/* A ChatML template with Qwen3's thinking block, shorter than the one
+ * Qwen3 ships (no tools) but with the same prompt for plain chats: no
+ * default system turn, earlier replies without their thinking block, and,
+ * with enable_thinking false, an empty thinking block after the
+ * assistant's header.  Nothing in this project reads it (infer/chat.c
+ * builds the prompt itself); it is here so that the file has the key. */
+static const char chat_template_qwen3[] =
+    "{%- if messages[0].role == 'system' %}\n"
+    "    {{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}\n"
+    "{%- endif %}\n"
+    "{%- for message in messages %}\n"
+    "    {%- if message.role == 'user' or (message.role == 'system' and not loop.first) %}\n"
+    "        {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}\n"
+    "    {%- elif message.role == 'assistant' %}\n"
+    "        {%- set content = message.content %}\n"
+    "        {%- if '</think>' in content %}\n"
+    "            {%- set content = content.split('</think>')[-1].lstrip('\\n') %}\n"
+    "        {%- endif %}\n"
+    "        {{- '<|im_start|>assistant\\n' + content + '<|im_end|>\\n' }}\n"
+    "    {%- endif %}\n"
+    "{%- endfor %}\n"
+    "{%- if add_generation_prompt %}\n"
+    "    {{- '<|im_start|>assistant\\n' }}\n"
+    "    {%- if enable_thinking is defined and enable_thinking is false %}\n"
+    "        {{- '<think>\\n\\n</think>\\n\\n' }}\n"
+    "    {%- endif %}\n"
     "{%- endif %}\n";
 
 /* ------------------------------------------------------------------------ */
@@ -358,8 +431,8 @@ static size_t utf8_put(char *b, unsigned c)
  * 'Ġ' so that ordinary text meets them.  Then the special tokens. */
 static void build_vocab(struct vocab *v, const struct shape *sh, uint64_t seed)
 {
-    uint32_t n_special = sh->qwen_specials ? (uint32_t)N_QWEN_SPECIALS : 3;
-    uint32_t n_regular = sh->qwen_specials ? QWEN_N_REGULAR : sh->n_vocab - n_special;
+    uint32_t n_special = sh->n_special;
+    uint32_t n_regular = sh->n_regular ? sh->n_regular : sh->n_vocab - n_special;
     uint32_t n_pad = sh->n_vocab - n_regular - n_special;
     v->n = sh->n_vocab;
     v->n_merges = n_regular - 256;
@@ -401,8 +474,7 @@ static void build_vocab(struct vocab *v, const struct shape *sh, uint64_t seed)
     char (*special_names)[24] = xmalloc(sizeof *special_names * (n_special + n_pad));
     for (uint32_t i = 0; i < n_special + n_pad; i++) {
         if (i < n_special)
-            snprintf(special_names[i], sizeof special_names[i], "%s",
-                     qwen_specials[i]); /* tiny: the first three */
+            snprintf(special_names[i], sizeof special_names[i], "%s", sh->specials[i]);
         else
             snprintf(special_names[i], sizeof special_names[i], "[PAD%" PRIu32 "]",
                      n_regular + i);
@@ -461,7 +533,10 @@ static void build_vocab(struct vocab *v, const struct shape *sh, uint64_t seed)
         }
     }
 
-    /* Specials, then padding. */
+    /* Specials, then padding.  A special of the form <|...|> is CONTROL,
+     * the others (<tool_call>, <think> ...) USER_DEFINED: the types
+     * llama.cpp's converter gives them, since Qwen's tokenizer does not
+     * mark those as special. */
     for (uint32_t i = 0; i < n_special + n_pad; i++) {
         size_t n = strlen(special_names[i]);
         char *p = arena_put(v, special_names[i], n);
@@ -509,30 +584,40 @@ static void spec(struct tspec *t, size_t *n, enum tkind kind, uint32_t n_dims, u
     s->kind = kind;
 }
 
-/* The tensor list of a Qwen2 GGUF, in file order, dims in ggml order
- * (ne[0] is the input width); returns the count. */
-static size_t list_tensors(const struct shape *sh, struct tspec **out)
+/* The tensor list of a Qwen2 or Qwen3 GGUF of shape sh, in file order,
+ * dims in ggml order (ne[0] is the input width); with `untied`, an
+ * output.weight after output_norm.weight.  Returns the count.
+ *
+ * qwen2: Q, K and V with biases, every head width / heads wide.
+ * qwen3: no biases; an RMSNorm weight over one head of Q and of K
+ * (attn_q_norm, attn_k_norm, head_dim each); Q and attention's output
+ * n_head * head_dim wide, which need not be the model's width. */
+static size_t list_tensors(const struct shape *sh, int untied, struct tspec **out)
 {
     size_t n = 0;
-    struct tspec *t = xmalloc(sizeof *t * (2 + (size_t)sh->n_layer * 12));
-    uint64_t e = sh->n_embd, ff = sh->n_ff;
-    uint64_t kv = (uint64_t)sh->n_head_kv * (sh->n_embd / sh->n_head);
+    struct tspec *t = xmalloc(sizeof *t * (3 + (size_t)sh->n_layer * 12));
+    uint64_t e = sh->n_embd, ff = sh->n_ff, hd = head_dim(sh);
+    uint64_t q = (uint64_t)sh->n_head * hd, kv = (uint64_t)sh->n_head_kv * hd;
+    int qwen3 = sh->arch == ARCH_QWEN3;
     spec(t, &n, K_WEIGHT, 2, e, sh->n_vocab, "token_embd.weight");
     for (uint32_t l = 0; l < sh->n_layer; l++) {
         spec(t, &n, K_NORM, 1, e, 1, "blk.%u.attn_norm.weight", l);
-        spec(t, &n, K_WEIGHT, 2, e, e, "blk.%u.attn_q.weight", l);
-        spec(t, &n, K_BIAS, 1, e, 1, "blk.%u.attn_q.bias", l);
+        spec(t, &n, K_WEIGHT, 2, e, q, "blk.%u.attn_q.weight", l);
+        if (qwen3) spec(t, &n, K_NORM, 1, hd, 1, "blk.%u.attn_q_norm.weight", l);
+        else spec(t, &n, K_BIAS, 1, q, 1, "blk.%u.attn_q.bias", l);
         spec(t, &n, K_WEIGHT, 2, e, kv, "blk.%u.attn_k.weight", l);
-        spec(t, &n, K_BIAS, 1, kv, 1, "blk.%u.attn_k.bias", l);
+        if (qwen3) spec(t, &n, K_NORM, 1, hd, 1, "blk.%u.attn_k_norm.weight", l);
+        else spec(t, &n, K_BIAS, 1, kv, 1, "blk.%u.attn_k.bias", l);
         spec(t, &n, K_WEIGHT, 2, e, kv, "blk.%u.attn_v.weight", l);
-        spec(t, &n, K_BIAS, 1, kv, 1, "blk.%u.attn_v.bias", l);
-        spec(t, &n, K_WEIGHT, 2, e, e, "blk.%u.attn_output.weight", l);
+        if (!qwen3) spec(t, &n, K_BIAS, 1, kv, 1, "blk.%u.attn_v.bias", l);
+        spec(t, &n, K_WEIGHT, 2, q, e, "blk.%u.attn_output.weight", l);
         spec(t, &n, K_NORM, 1, e, 1, "blk.%u.ffn_norm.weight", l);
         spec(t, &n, K_WEIGHT, 2, e, ff, "blk.%u.ffn_gate.weight", l);
         spec(t, &n, K_WEIGHT, 2, e, ff, "blk.%u.ffn_up.weight", l);
         spec(t, &n, K_WEIGHT, 2, ff, e, "blk.%u.ffn_down.weight", l);
     }
     spec(t, &n, K_NORM, 1, e, 1, "output_norm.weight");
+    if (untied) spec(t, &n, K_WEIGHT, 2, e, sh->n_vocab, "output.weight");
     *out = t;
     return n;
 }
@@ -575,15 +660,16 @@ static uint32_t fallback_type(uint32_t type, uint64_t ne0)
 
 /* The output type of tensor t of a model with n_layer layers under --type
  * wt, or GGUF_T_COUNT when a row does not fit the type and has no
- * substitute.
+ * substitute.  `tied`: the model has no output.weight.
  *
  * Norms and biases (1-D) are F32.  A single type applies to every 2-D
  * weight, with fallback_type() where a row does not fit.  The mixtures
- * choose as llama-quantize does for a qwen2 model without importance
- * matrix or overrides:
- *  - token_embd.weight, which is also the output matrix (tied embeddings),
- *    is Q6_K, or Q8_0 when its rows are not a whole number of the base
- *    type's blocks;
+ * choose as llama-quantize does for a qwen2 or qwen3 model without
+ * importance matrix or overrides:
+ *  - the output matrix (output.weight, or token_embd.weight when the
+ *    embeddings are tied) is Q6_K, or Q8_0 when its rows are not a whole
+ *    number of the base type's blocks; an untied token_embd.weight keeps
+ *    the base type;
  *  - attn_v.weight and ffn_down.weight are Q6_K on the layers of
  *    use_more_bits() for Q4_K_M and Q5_K_M; for Q4_K_S, attn_v is Q5_K on
  *    layers 0-3 and ffn_down Q5_K on the first n_layer/8 layers;
@@ -591,7 +677,8 @@ static uint32_t fallback_type(uint32_t type, uint64_t ne0)
  *  - then fallback_type() for rows that do not fit (on 0.5b, width 896).
  * llama-quantize counts attn_v and ffn_down tensors in layer order, so its
  * counters are the layer numbers used here. */
-static uint32_t tensor_type(const struct wtype *wt, const struct tspec *t, uint32_t n_layer)
+static uint32_t tensor_type(const struct wtype *wt, const struct tspec *t, uint32_t n_layer,
+                            int tied)
 {
     if (t->kind != K_WEIGHT) return GGUF_T_F32;
     if (!wt->quantized) return wt->ggml_type;
@@ -600,7 +687,8 @@ static uint32_t tensor_type(const struct wtype *wt, const struct tspec *t, uint3
     int in_block = sscanf(t->name, "blk.%u.", &layer) == 1;
     enum mixture m = wt->mix;
     if (m != MIX_NONE) {
-        if (strcmp(t->name, "token_embd.weight") == 0) {
+        if (strcmp(t->name, "output.weight") == 0 ||
+            (tied && strcmp(t->name, "token_embd.weight") == 0)) {
             if (t->ne[0] % gguf_type_get(type)->block_size != 0) type = GGUF_T_Q8_0;
             else if (type != GGUF_T_Q8_0) type = GGUF_T_Q6_K;
         } else if (in_block && strstr(t->name, "attn_v.weight")) {
@@ -623,9 +711,12 @@ static uint32_t tensor_type(const struct wtype *wt, const struct tspec *t, uint3
 static void plan_types(const struct wtype *wt, struct tspec *ts, size_t nt, uint32_t n_layer,
                        int need_quantizer)
 {
+    int tied = 1;
+    for (size_t i = 0; i < nt; i++)
+        if (strcmp(ts[i].name, "output.weight") == 0) tied = 0;
     for (size_t i = 0; i < nt; i++) {
         struct tspec *t = &ts[i];
-        t->type = tensor_type(wt, t, n_layer);
+        t->type = tensor_type(wt, t, n_layer, tied);
         if (t->type == GGUF_T_COUNT) {
             fprintf(stderr,
                     PROG ": tensor '%s': rows of %" PRIu64 " elements do not fit type %s, "
@@ -795,10 +886,12 @@ static void usage(int status)
     fprintf(f,
 "Usage: " PROG " [OPTION]... -o FILE\n"
 "  or:  " PROG " [OPTION]... --plan\n"
-"Write a Qwen2-architecture GGUF model with deterministic pseudo-random\n"
-"weights, for tests and benchmarks.  The same options give the same bytes.\n"
+"Write a Qwen2- or Qwen3-architecture GGUF model with deterministic\n"
+"pseudo-random weights, for tests and benchmarks.  The same options give the\n"
+"same bytes.\n"
 "\n"
-"  -s, --size=SIZE      model shape (default tiny):\n"
+"  -a, --arch=ARCH      qwen2 (Qwen2.5, the default) or qwen3 (dense Qwen3)\n"
+"  -s, --size=SIZE      model shape (default tiny); qwen2:\n"
 "                         tiny   2 layers, width 64, 4 heads (2 KV), FFN 128,\n"
 "                                vocabulary 1024 (256 byte tokens, 765 merges,\n"
 "                                <|endoftext|> <|im_start|> <|im_end|>)\n"
@@ -810,10 +903,24 @@ static void usage(int status)
 "                                MiB (4 MiB of F16 token_embd)\n"
 "                         0.5b   24 layers, width 896, 14 heads (2 KV), FFN 4864\n"
 "                         1.5b   28 layers, width 1536, 12 heads (2 KV), FFN 8960\n"
-"                       0.5b and 1.5b have Qwen2.5's vocabulary layout: 151936\n"
-"                       tokens, 151643 regular (256 byte tokens, 151387 merges),\n"
-"                       the 22 special tokens from <|endoftext|> = 151643, and\n"
-"                       [PAD151665]..[PAD151935]\n"
+"                       qwen3 (heads of their own width: Q is heads x head\n"
+"                       width wide, wider than the model):\n"
+"                         tiny   2 layers, width 64, 4 heads (2 KV) of 32 (Q\n"
+"                                128 wide), FFN 128, vocabulary 1024 (256 byte\n"
+"                                tokens, 763 merges, <|endoftext|> <|im_start|>\n"
+"                                <|im_end|> <think> </think>)\n"
+"                         small  as tiny with width 256, heads of 128 (Q 512\n"
+"                                wide) and FFN 512: rows for K-quants\n"
+"                         0.6b   28 layers, width 1024, 16 heads (8 KV) of 128\n"
+"                                (Q 2048 wide), FFN 3072\n"
+"                         1.7b   28 layers, width 2048, 16 heads (8 KV) of 128,\n"
+"                                FFN 6144\n"
+"                       0.5b, 1.5b, 0.6b and 1.7b have the real vocabulary\n"
+"                       layout: 151936 tokens, 151643 regular (256 byte\n"
+"                       tokens, 151387 merges), the special tokens from\n"
+"                       <|endoftext|> = 151643 (22 of Qwen2.5; Qwen3 adds\n"
+"                       <tool_response> </tool_response> <think> = 151667\n"
+"                       </think> = 151668), then [PAD...] tokens to the end\n"
 "  -t, --type=TYPE      type of the 2-D weights (default f16); norms and\n"
 "                       biases are always F32:\n"
 "                         f32, f16, bf16\n"
@@ -824,13 +931,15 @@ static void usage(int status)
 "                           Q5_0, Q5_K to Q5_1, Q6_K to Q8_0)\n"
 "                         q4_k_m, q4_k_s, q5_k_m, q5_k_s: llama-quantize's\n"
 "                           mixtures of that name (without importance matrix),\n"
-"                           e.g. q4_k_m: Q6_K for token_embd (the tied output)\n"
-"                           and for attn_v and ffn_down on the first and last\n"
-"                           eighth of the layers and every third between, Q4_K\n"
-"                           elsewhere, with the same fallbacks\n"
+"                           e.g. q4_k_m: Q6_K for the output matrix (token_embd\n"
+"                           when tied) and for attn_v and ffn_down on the first\n"
+"                           and last eighth of the layers and every third\n"
+"                           between, Q4_K elsewhere, with the same fallbacks\n"
 "                       Quantized files get general.quantization_version = 2\n"
 "                       and the general.file_type llama.cpp uses (15 for\n"
 "                       q4_k_m, 7 for q8_0, 14 (Q4_K_S) for q4_k ...)\n"
+"      --untied         write an output.weight of its own (by default the\n"
+"                       embeddings are tied: no output.weight)\n"
 "  -j, --threads=N      threads for making and quantizing weights (default:\n"
 "                       all cores); the output does not depend on it\n"
 "      --plan           print the type, dims and bytes of each tensor and the\n"
@@ -848,11 +957,12 @@ static void usage(int status)
 "\n"
 "Weights are N(0, 0.02) (a 65536-level discretized normal), norm weights\n"
 "N(1, 0.05), biases N(0, 0.02); F16 and BF16 are rounded to nearest even.\n"
-"Metadata follows llama.cpp's qwen2 files: general.*, qwen2.* hyperparameters\n"
-"(context 32768, rope base 1e6, RMS epsilon 1e-6), tokenizer.ggml.* (gpt2\n"
-"model, qwen2 pre-tokenizer, tokens, token types, merges, BOS/EOS/padding\n"
-"ids) and the ChatML tokenizer.chat_template.  Embeddings are tied (no\n"
-"output.weight).\n"
+"Metadata follows llama.cpp's qwen2 and qwen3 files: general.*, ARCH.*\n"
+"hyperparameters (rope base 1e6, RMS epsilon 1e-6; context 32768 for qwen2,\n"
+"40960 for qwen3, which also has attention.key_length and value_length),\n"
+"tokenizer.ggml.* (gpt2 model, qwen2 pre-tokenizer, tokens, token types,\n"
+"merges, BOS/EOS/padding ids) and a ChatML tokenizer.chat_template (for\n"
+"qwen3 with the thinking block).\n"
 "\n"
 "Exit status: 0 on success, 2 on trouble (usage, I/O).\n");
     exit(0);
@@ -869,6 +979,29 @@ static void print_version(void)
         exit(EXIT_TROUBLE);
     }
     exit(0);
+}
+
+/* The shape of architecture `arch` named `size` (NULL: the
+ * architecture's first, tiny); exits with a usage message when it has no
+ * such shape. */
+static const struct shape *find_shape(enum arch arch, const char *size)
+{
+    char names[128] = "";
+    size_t n = 0, k = 0, count = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        if (shapes[i].arch != arch) continue;
+        if (!size || strcmp(size, shapes[i].name) == 0) return &shapes[i];
+        count++;
+    }
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        if (shapes[i].arch != arch) continue;
+        k++;
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s%s",
+                              k == 1 ? "" : k == count ? " or " : ", ", shapes[i].name);
+    }
+    fprintf(stderr, PROG ": unknown size '%s' for %s (%s)\n", size, arch_names[arch], names);
+    usage(EXIT_TROUBLE);
+    return NULL;
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -934,6 +1067,7 @@ static void print_plan(const struct tspec *ts, size_t nt, uint64_t file_size)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
+        {"arch", required_argument, NULL, 'a'},
         {"size", required_argument, NULL, 's'},
         {"type", required_argument, NULL, 't'},
         {"threads", required_argument, NULL, 'j'},
@@ -941,30 +1075,31 @@ int main(int argc, char **argv)
         {"seed", required_argument, NULL, 'S'},
         {"gguf-version", required_argument, NULL, 'v'},
         {"big-endian", no_argument, NULL, 'B'},
+        {"untied", no_argument, NULL, 'U'},
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    const struct shape *sh = &shapes[0];
+    enum arch arch = ARCH_QWEN2;
+    const char *size = NULL;
     struct wtype wt;
     parse_type("f16", &wt);
     uint64_t seed = 0, version = 3, threads = 0;
-    int big = 0, plan = 0;
+    int big = 0, plan = 0, untied = 0;
     const char *out = NULL;
     int c;
-    while ((c = getopt_long(argc, argv, "s:t:j:o:hV", opts, NULL)) != -1) {
-        size_t i;
+    while ((c = getopt_long(argc, argv, "a:s:t:j:o:hV", opts, NULL)) != -1) {
         switch (c) {
-        case 's':
-            for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-                if (strcmp(optarg, shapes[i].name) == 0) break;
-            if (i == sizeof shapes / sizeof shapes[0]) {
-                fprintf(stderr, PROG ": unknown size '%s' (tiny, small, medium, 0.5b or 1.5b)\n", optarg);
+        case 'a':
+            if (strcmp(optarg, "qwen2") == 0) arch = ARCH_QWEN2;
+            else if (strcmp(optarg, "qwen3") == 0) arch = ARCH_QWEN3;
+            else {
+                fprintf(stderr, PROG ": unknown architecture '%s' (qwen2 or qwen3)\n", optarg);
                 usage(EXIT_TROUBLE);
             }
-            sh = &shapes[i];
             break;
+        case 's': size = optarg; break;
         case 't':
             switch (parse_type(optarg, &wt)) {
             case 0: break;
@@ -1005,6 +1140,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'B': big = 1; break;
+        case 'U': untied = 1; break;
         case 'o': out = optarg; break;
         case 'h': usage(0); break;
         case 'V': print_version(); break;
@@ -1023,6 +1159,7 @@ int main(int argc, char **argv)
         fprintf(stderr, PROG ": --big-endian works with f32, f16 and bf16 only\n");
         usage(EXIT_TROUBLE);
     }
+    const struct shape *sh = find_shape(arch, size);
     int to_stdout = out && strcmp(out, "-") == 0;
     g_out = to_stdout ? "(stdout)" : out;
     if (!plan && to_stdout && isatty(STDOUT_FILENO)) {
@@ -1038,7 +1175,7 @@ int main(int argc, char **argv)
     init_tables(wt.ggml_type, swap);
 
     struct tspec *ts;
-    size_t nt = list_tensors(sh, &ts);
+    size_t nt = list_tensors(sh, untied, &ts);
     plan_types(&wt, ts, nt, sh->n_layer, !plan);
     struct vocab v;
     build_vocab(&v, sh, seed);
@@ -1051,22 +1188,31 @@ int main(int argc, char **argv)
     }
     g_writer = w;
     char name[128];
-    snprintf(name, sizeof name, "Qwen2.5 %s synthetic (seed %" PRIu64 ")", sh->label, seed);
+    const char *an = arch_names[sh->arch];
+    snprintf(name, sizeof name, "%s %s synthetic (seed %" PRIu64 ")",
+             sh->arch == ARCH_QWEN3 ? "Qwen3" : "Qwen2.5", sh->label, seed);
     uint32_t bos = v.bos, eos = v.eos;
+    char key[96];
 #define OK(call) do { if (call) die_writer(&err, 0); } while (0)
+#define HP(k) (snprintf(key, sizeof key, "%s." k, an), key)
     OK(gguf_writer_set_version(w, (uint32_t)version, &err));
     OK(gguf_writer_set_byte_order(w, order, &err));
-    OK(gguf_writer_add_str(w, "general.architecture", "qwen2", 5, &err));
+    OK(gguf_writer_add_str(w, "general.architecture", an, strlen(an), &err));
     OK(gguf_writer_add_str(w, "general.type", "model", 5, &err));
     OK(gguf_writer_add_str(w, "general.name", name, strlen(name), &err));
-    OK(gguf_writer_add_u32(w, "qwen2.block_count", sh->n_layer, &err));
-    OK(gguf_writer_add_u32(w, "qwen2.context_length", 32768, &err));
-    OK(gguf_writer_add_u32(w, "qwen2.embedding_length", sh->n_embd, &err));
-    OK(gguf_writer_add_u32(w, "qwen2.feed_forward_length", sh->n_ff, &err));
-    OK(gguf_writer_add_u32(w, "qwen2.attention.head_count", sh->n_head, &err));
-    OK(gguf_writer_add_u32(w, "qwen2.attention.head_count_kv", sh->n_head_kv, &err));
-    OK(gguf_writer_add_f32(w, "qwen2.rope.freq_base", 1000000.0f, &err));
-    OK(gguf_writer_add_f32(w, "qwen2.attention.layer_norm_rms_epsilon", 1e-6f, &err));
+    OK(gguf_writer_add_u32(w, HP("block_count"), sh->n_layer, &err));
+    OK(gguf_writer_add_u32(w, HP("context_length"), sh->n_ctx, &err));
+    OK(gguf_writer_add_u32(w, HP("embedding_length"), sh->n_embd, &err));
+    OK(gguf_writer_add_u32(w, HP("feed_forward_length"), sh->n_ff, &err));
+    OK(gguf_writer_add_u32(w, HP("attention.head_count"), sh->n_head, &err));
+    OK(gguf_writer_add_u32(w, HP("attention.head_count_kv"), sh->n_head_kv, &err));
+    if (sh->arch == ARCH_QWEN3) {
+        /* The head width: Qwen3's own, not width / heads. */
+        OK(gguf_writer_add_u32(w, HP("attention.key_length"), head_dim(sh), &err));
+        OK(gguf_writer_add_u32(w, HP("attention.value_length"), head_dim(sh), &err));
+    }
+    OK(gguf_writer_add_f32(w, HP("rope.freq_base"), 1000000.0f, &err));
+    OK(gguf_writer_add_f32(w, HP("attention.layer_norm_rms_epsilon"), 1e-6f, &err));
     if (!wt.quantized) OK(gguf_writer_add_u32(w, "general.file_type", wt.file_type, &err));
     OK(gguf_writer_add_str(w, "tokenizer.ggml.model", "gpt2", 4, &err));
     OK(gguf_writer_add_str(w, "tokenizer.ggml.pre", "qwen2", 5, &err));
@@ -1077,8 +1223,12 @@ int main(int argc, char **argv)
     OK(gguf_writer_add_u32(w, "tokenizer.ggml.padding_token_id", bos, &err));
     OK(gguf_writer_add_u32(w, "tokenizer.ggml.bos_token_id", bos, &err));
     OK(gguf_writer_add_bool(w, "tokenizer.ggml.add_bos_token", 0, &err));
-    OK(gguf_writer_add_str(w, "tokenizer.chat_template", chat_template,
-                           sizeof chat_template - 1, &err));
+    if (sh->arch == ARCH_QWEN3)
+        OK(gguf_writer_add_str(w, "tokenizer.chat_template", chat_template_qwen3,
+                               sizeof chat_template_qwen3 - 1, &err));
+    else
+        OK(gguf_writer_add_str(w, "tokenizer.chat_template", chat_template,
+                               sizeof chat_template - 1, &err));
     if (wt.quantized) {
         /* Where llama-quantize puts them: it appends both to the pairs it
          * copies. */
@@ -1087,6 +1237,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < nt; i++)
         OK(gguf_writer_add_tensor(w, ts[i].name, ts[i].type, ts[i].n_dims, ts[i].ne, &err));
+#undef HP
 #undef OK
     /* The header holds its own copies: the vocabulary can go. */
     free(v.tokens);

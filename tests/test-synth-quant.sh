@@ -1,8 +1,9 @@
 #!/bin/sh
 # test-synth-quant.sh -- gguf-synth's quantized outputs: the per-tensor type
 # plan of llama-quantize's mixtures (stated here by hand from the rules in
-# llama.cpp's src/llama-quant.cpp), file type keys, and tensor data equal
-# to quantizing the F32 model with libgguf (checked by tests/synth-check).
+# llama.cpp's src/llama-quant.cpp), for qwen2 and qwen3 models, tied and
+# untied; file type keys, and tensor data equal to quantizing the F32
+# model with libgguf (checked by tests/synth-check).
 
 : "${top_builddir:=.}"
 SYNTH=$top_builddir/tests/gguf-synth
@@ -33,10 +34,16 @@ same_text() {
     fi
 }
 
-# plan SIZE TYPE: "name type" per tensor from --plan into $tmp/plan.
+# The architecture of the models planned and expected: qwen2 or qwen3.
+arch=qwen2
+
+# plan SIZE TYPE [OPTION...]: "name type" per tensor from --plan of an
+# $arch model into $tmp/plan.
 plan() {
-    "$SYNTH" --size "$1" --type "$2" --plan >"$tmp/plan.full" 2>"$tmp/plan.err" ||
-        fail "--plan --size $1 --type $2: $(cat "$tmp/plan.err")"
+    _size=$1 _type=$2
+    shift 2
+    "$SYNTH" --arch "$arch" --size "$_size" --type "$_type" "$@" --plan >"$tmp/plan.full" 2>"$tmp/plan.err" ||
+        fail "--plan --arch $arch --size $_size --type $_type $*: $(cat "$tmp/plan.err")"
     grep -v '^file size ' "$tmp/plan.full" | awk '{print $1, $2}' >"$tmp/plan"
 }
 
@@ -47,10 +54,11 @@ in_list() {
 }
 
 # expect N_LAYER EMBD Q K V O GATE UP DOWN V_MORE DOWN_MORE MORE_LAYERS
-# [V_FIRST4 DOWN_FIRST]: writes the expected "name type" list of a Qwen2
+# [V_FIRST4 DOWN_FIRST]: writes the expected "name type" list of an $arch
 # model to $tmp/want: token_embd EMBD; per layer attn_q Q, attn_k K, attn_v
 # V (V_MORE on MORE_LAYERS), attn_output O, ffn_gate GATE, ffn_up UP,
-# ffn_down DOWN (DOWN_MORE on MORE_LAYERS); norms and biases F32.
+# ffn_down DOWN (DOWN_MORE on MORE_LAYERS); norms and (qwen2) biases F32,
+# for qwen3 the Q and K norms in the biases' place.
 # Q4_K_S-style: attn_v V_FIRST4 on layers 0-3 and ffn_down DOWN_FIRST on
 # layers below N_LAYER/8, when given.
 expect() {
@@ -69,11 +77,18 @@ expect() {
             [ -n "$down_first" ] && [ "$l" -lt $((n / 8)) ] && td=$down_first
             echo "blk.$l.attn_norm.weight F32"
             echo "blk.$l.attn_q.weight $q"
-            echo "blk.$l.attn_q.bias F32"
-            echo "blk.$l.attn_k.weight $k"
-            echo "blk.$l.attn_k.bias F32"
-            echo "blk.$l.attn_v.weight $tv"
-            echo "blk.$l.attn_v.bias F32"
+            if [ "$arch" = qwen3 ]; then
+                echo "blk.$l.attn_q_norm.weight F32"
+                echo "blk.$l.attn_k.weight $k"
+                echo "blk.$l.attn_k_norm.weight F32"
+                echo "blk.$l.attn_v.weight $tv"
+            else
+                echo "blk.$l.attn_q.bias F32"
+                echo "blk.$l.attn_k.weight $k"
+                echo "blk.$l.attn_k.bias F32"
+                echo "blk.$l.attn_v.weight $tv"
+                echo "blk.$l.attn_v.bias F32"
+            fi
             echo "blk.$l.attn_output.weight $o"
             echo "blk.$l.ffn_norm.weight F32"
             echo "blk.$l.ffn_gate.weight $gate"
@@ -155,6 +170,41 @@ expect 28 Q8_0 Q8_0 Q8_0 Q8_0 Q8_0 Q8_0 Q8_0 Q8_0 Q8_0 Q8_0 ""
 plan 1.5b q8_0
 same_text "$tmp/want" "$tmp/plan" "1.5b q8_0 plan"
 
+# qwen3 (the same rules; rows are the input widths, so attn_output's are
+# the Q width): 0.6b (width 1024, Q 2048, FFN 3072: all multiples of 256)
+# Q4_K_M as 1.5b's; tiny (64, Q 128, FFN 128) and small (256, Q 512, FFN
+# 512) as qwen2's tiny and small.
+arch=qwen3
+expect 28 Q6_K Q4_K Q4_K Q4_K Q4_K Q4_K Q4_K Q4_K Q6_K Q6_K "$more28"
+plan 0.6b q4_k_m
+same_text "$tmp/want" "$tmp/plan" "qwen3 0.6b q4_k_m plan"
+checks=$((checks + 1))
+[ "$(grep -c ' Q6_K$' "$tmp/plan")" -eq 29 ] && [ "$(grep -c ' Q4_K$' "$tmp/plan")" -eq 168 ] &&
+    [ "$(grep -c ' F32$' "$tmp/plan")" -eq 113 ] || fail "qwen3 0.6b q4_k_m: type counts"
+expect 2 Q8_0 Q5_0 Q5_0 Q5_0 Q5_0 Q5_0 Q5_0 Q5_0 Q8_0 Q8_0 "$more2"
+plan tiny q4_k_m
+same_text "$tmp/want" "$tmp/plan" "qwen3 tiny q4_k_m plan"
+expect 2 Q6_K Q4_K Q4_K Q4_K Q4_K Q4_K Q4_K Q4_K Q6_K Q6_K "$more2"
+plan small q4_k_m
+same_text "$tmp/want" "$tmp/plan" "qwen3 small q4_k_m plan"
+# Untied: output.weight (last) is the output matrix, Q6_K (Q8_0 where its
+# rows of 64 are not K-quant blocks); token_embd keeps the base type, with
+# the fallback where its rows do not fit.
+expect 28 Q4_K Q4_K Q4_K Q4_K Q4_K Q4_K Q4_K Q4_K Q6_K Q6_K "$more28"
+echo "output.weight Q6_K" >>"$tmp/want"
+plan 0.6b q4_k_m --untied
+same_text "$tmp/want" "$tmp/plan" "qwen3 0.6b q4_k_m --untied plan"
+expect 2 Q5_0 Q5_0 Q5_0 Q5_0 Q5_0 Q5_0 Q5_0 Q5_0 Q8_0 Q8_0 "$more2"
+echo "output.weight Q8_0" >>"$tmp/want"
+plan tiny q4_k_m --untied
+same_text "$tmp/want" "$tmp/plan" "qwen3 tiny q4_k_m --untied plan"
+# qwen2 untied: the same rule.
+arch=qwen2
+expect 28 Q5_K Q5_K Q5_K Q5_K Q5_K Q5_K Q5_K Q5_K Q6_K Q6_K "$more28"
+echo "output.weight Q6_K" >>"$tmp/want"
+plan 1.5b q5_k_m --untied
+same_text "$tmp/want" "$tmp/plan" "qwen2 1.5b q5_k_m --untied plan"
+
 # Written files: for tiny and small, each type and mixture.  The tensors
 # and types are those of the plan, the file size is the plan's, the file
 # type keys are llama.cpp's, and the data is the F32 model quantized.
@@ -200,6 +250,36 @@ for size in tiny small; do
         printf 'general.quantization_version UINT32 2\ngeneral.file_type UINT32 %s\n' "$ft" \
             >"$tmp/kv.want"
         same_text "$tmp/kv.want" "$tmp/kv" "$size $t: file type keys"
+    done
+done
+
+# qwen3 files, tied and untied, in a few types: the plan's tensors and
+# size, and the F32 model of the same options quantized.
+for size in tiny small; do
+    for untied in "" --untied; do
+        if ! "$SYNTH" --arch qwen3 --size "$size" --type f32 $untied -o "$tmp/q3-f32.gguf" 2>"$tmp/err"; then
+            checks=$((checks + 1))
+            fail "gguf-synth --arch qwen3 --size $size --type f32 $untied: $(cat "$tmp/err")"
+            continue
+        fi
+        for t in q8_0 q4_0 q4_k q6_k q4_k_m; do
+            f=$tmp/q3-$size-$t.gguf
+            if ! "$SYNTH" --arch qwen3 --size "$size" --type "$t" $untied -o "$f" 2>"$tmp/err"; then
+                checks=$((checks + 1))
+                fail "gguf-synth --arch qwen3 --size $size --type $t $untied: $(cat "$tmp/err")"
+                continue
+            fi
+            arch=qwen3
+            plan "$size" "$t" $untied
+            arch=qwen2
+            "$LIST" --list "$f" | awk '$1 == "tensor" {print $2, $3}' >"$tmp/got"
+            same_text "$tmp/plan" "$tmp/got" "qwen3 $size $t $untied: tensor types differ from --plan"
+            checks=$((checks + 2))
+            [ "$(sed -n 's/^file size //p' "$tmp/plan.full")" = "$(wc -c <"$f" | tr -d ' ')" ] ||
+                fail "qwen3 $size $t $untied: file size differs from --plan"
+            "$CHECK" same "$tmp/q3-f32.gguf" "$f" ||
+                fail "qwen3 $size $t $untied: tensor data is not the F32 model quantized"
+        done
     done
 done
 

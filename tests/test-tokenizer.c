@@ -1048,6 +1048,28 @@ static int run_file(const char *path)
         CHECK(ids.n > 0 && ids.v[0] == im, "<|im_start|> recognised");
         qwen_ids_free(&ids);
     }
+    /* A Qwen3 vocabulary: <think> and </think> are user-defined tokens,
+     * recognised in any text, and the thinking filter finds them. */
+    int32_t think = qwen_tokenizer_find(t, "<think>", 7), think_end = qwen_tokenizer_find(t, "</think>", 8);
+    if (think >= 0 || think_end >= 0) {
+        CHECK(think >= 0 && think_end >= 0, "<think> %d without </think> %d", think, think_end);
+        CHECK(qwen_token_type(t, think) == QWEN_TOKEN_USER_DEFINED &&
+                  qwen_token_type(t, think_end) == QWEN_TOKEN_USER_DEFINED,
+              "<think> and </think> not user-defined");
+        const char *block = "<think>\nhm</think>\n\nok";
+        for (unsigned flags = 0; flags <= QWEN_TOKENIZE_SPECIAL; flags += QWEN_TOKENIZE_SPECIAL) {
+            qwen_ids ids = QWEN_IDS_INIT;
+            qwen_tokenize(t, block, strlen(block), flags, &ids, NULL);
+            CHECK(ids.n > 2 && ids.v[0] == think && count_id(&ids, think_end) == 1,
+                  "thinking block, flags %u:%s", flags, show_ids(ids.v, ids.n));
+            CHECK(round_trip(t, block, strlen(block), flags), "thinking block round trip");
+            qwen_ids_free(&ids);
+        }
+        qwen_think_filter tf;
+        qwen_think_filter_init(&tf, t);
+        CHECK(tf.open == think && tf.close == think_end, "thinking filter ids %d %d, tokens %d %d",
+              tf.open, tf.close, think, think_end);
+    }
     qwen_tokenizer_free(t);
     gguf_close(f);
     tu_finish();

@@ -3,11 +3,14 @@
 # warnings for what the format allows but llama.cpp refuses (version 1,
 # big-endian, an alignment that is not a multiple of 8, names over 63
 # bytes, a removed tensor type, tensor data out of place), --strict making
-# them failures, --status silencing them; and --model qwen2, which runs the
-# loader's own checks: every file it fails, qwen-run refuses with the same
-# words, and every good synthetic model passes both; every problem listed
-# (up to a cap), each with its byte offset; llama.cpp's stricter demands
-# (UINT32 keys, unused tensors) as warnings; the same verdicts from a pipe.
+# them failures, --status silencing them; and --model qwen2 and qwen3,
+# which run the loader's own checks: every file they fail, qwen-run refuses
+# with the same words, and every good synthetic model passes both; a file
+# of one architecture fails --model of the other, by name; every problem
+# listed (up to a cap), each with its byte offset; llama.cpp's stricter
+# demands (UINT32 keys, unused tensors) as warnings; the same verdicts from
+# a pipe; --model of an architecture not supported is a usage error that
+# names the supported ones.
 
 . "${top_srcdir:-.}/tests/test-verify-common.sh"
 need_python
@@ -58,11 +61,12 @@ check "removed type: warned" has "$tmp/q4_2.err" "tensor 1 'blk.0.q8_': type Q4_
 RUN=$(tool qwen-run)
 need_exec "$RUN"
 
-# accepted FILE: FILE passes --model with nothing said, and qwen-run loads it
-# (--tokenize loads the model, the tokenizer and the state).
+# accepted FILE [ARCH]: FILE passes --model ARCH (default qwen2) with
+# nothing said, and qwen-run loads it (--tokenize loads the model, the
+# tokenizer and the state).
 accepted() {
     _b=$(basename "$1" .gguf)
-    run 0 "ok-$_b" "$VERIFY" --model qwen2 "$1"
+    run 0 "ok-$_b" "$VERIFY" --model "${2:-qwen2}" "$1"
     check "$_b: verify --model: OK" is "$tmp/ok-$_b.out" "$1: OK"
     check "$_b: verify --model: nothing on stderr" empty "$tmp/ok-$_b.err"
     run 0 "ok-$_b-run" "$RUN" -m "$1" --tokenize -p x
@@ -83,6 +87,23 @@ for size in 0.5b 1.5b; do
     accepted "good-$size.gguf"
     rm -f "good-$size.gguf"
 done
+# The same for qwen3 (tiny: heads of 32, Q 128 wide in a model 64 wide;
+# small: heads of 128), and Qwen3's own 0.6b shape (1.7b, of the same
+# kind, would add ten seconds and 1 GB for nothing the 0.6b does not
+# check; test-synth checks its shapes), and an untied one.
+for size in tiny small; do
+    for type in f32 f16 bf16 q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k \
+                q4_k_s q4_k_m q5_k_s q5_k_m; do
+        synth "good3-$size-$type.gguf" --arch qwen3 --size "$size" --type "$type" --seed 13
+        accepted "good3-$size-$type.gguf" qwen3
+        rm -f "good3-$size-$type.gguf"
+    done
+done
+synth good3-0.6b.gguf --arch qwen3 --size 0.6b --type q4_0 --seed 13
+accepted good3-0.6b.gguf qwen3
+rm -f good3-0.6b.gguf
+synth good3-untied.gguf --arch qwen3 --size small --type q4_k_m --untied --seed 13
+accepted good3-untied.gguf qwen3
 
 synth m.gguf --size tiny --type f16 --seed 13
 synth s.gguf --size small --type q4_k_m --seed 13
@@ -188,6 +209,64 @@ check "another architecture" is "$tmp/notqwen.out" \
 run 1 wrongarch "$VERIFY" --model qwen3 m.gguf
 check "a qwen2 file is not a qwen3 model" has "$tmp/wrongarch.out" \
     "m.gguf: FAILED: qwen3: architecture is 'qwen2', not qwen3 (at byte 24)"
+check "... one line" [ "$(wc -l < "$tmp/wrongarch.out")" -eq 1 ]
+synth q3.gguf --arch qwen3 --size tiny --type f16 --seed 13
+run 1 wrongarch3 "$VERIFY" --model qwen2 q3.gguf
+check "a qwen3 file is not a qwen2 model" is "$tmp/wrongarch3.out" \
+    "q3.gguf: FAILED: qwen2: architecture is 'qwen3', not qwen2 (at byte 24)"
+# Each file judged on its own: one of each architecture.
+run 1 mixed "$VERIFY" --model qwen3 q3.gguf m.gguf
+check "qwen3 and qwen2 files under --model qwen3" [ "$(cat "$tmp/mixed.out")" = "q3.gguf: OK
+m.gguf: FAILED: qwen3: architecture is 'qwen2', not qwen3 (at byte 24)" ]
+# Without --model, a qwen3 file is a valid GGUF file like any other.
+run 0 q3-plain "$VERIFY" q3.gguf
+check "qwen3 without --model: OK" is "$tmp/q3-plain.out" "q3.gguf: OK"
+# An architecture not supported: a usage error naming those that are.
+run 2 llama "$VERIFY" --model llama q3.gguf
+check "--model llama: the supported ones named" has "$tmp/llama.err" \
+    "gguf-verify: --model: unsupported architecture 'llama' (supported: qwen2, qwen3)"
+check "--model llama: nothing on stdout" empty "$tmp/llama.out"
+
+# refused3 NAME TEXT EDIT-OPTION...: q3.gguf (the tiny qwen3: width 64, 4
+# heads (2 KV) of 32, FFN 128) with the edits fails --model qwen3 with TEXT
+# after "qwen3: ", and qwen-run refuses it in the same words.
+refused3() {
+    _n=$1
+    _t=$2
+    shift 2
+    "$EDIT" "$@" q3.gguf "$_n.gguf" || hard_error "verify-edit $*"
+    run 1 "$_n" "$VERIFY" --model qwen3 "$_n.gguf"
+    check "$_n: verify names the problem" has "$tmp/$_n.out" "$_n.gguf: FAILED: qwen3: $_t"
+    run 2 "$_n-run" "$RUN" -m "$_n.gguf" --tokenize -p x
+    check "$_n: qwen-run refuses it in the same words" has "$tmp/$_n-run.err" "qwen-run: $_n.gguf: $_t"
+}
+refused3 q3-noqnorm "tensor 'blk.1.attn_q_norm.weight' is missing" --drop blk.1.attn_q_norm.weight
+refused3 q3-knorm "tensor 'blk.0.attn_k_norm.weight' has shape (64), expected (32) (at byte " \
+    --reshape blk.0.attn_k_norm.weight=64
+refused3 q3-keylen "key 'qwen3.attention.value_length' is 32, unlike the key head width 64; value heads of another width are not supported (at byte " \
+    --set qwen3.attention.key_length=64
+refused3 q3-odd "key 'qwen3.attention.key_length' is 31; the head width must be even (at byte " \
+    --set qwen3.attention.key_length=31
+# key_length and value_length 16 (Q 64 wide): every Q and K tensor, and
+# the norms, are of another width than the file's.
+refused3 q3-narrow "tensor 'blk.0.attn_q.weight' has shape (64, 128), expected (64, 64) (at byte " \
+    --set qwen3.attention.key_length=16 --set qwen3.attention.value_length=16
+check "heads of 16: the norms too" has "$tmp/q3-narrow.out" \
+    "'blk.0.attn_q_norm.weight' has shape (32), expected (16)"
+check "heads of 16: attn_output from Q" has "$tmp/q3-narrow.out" \
+    "'blk.1.attn_output.weight' has shape (128, 64), expected (64, 64)"
+# A qwen3 file called qwen2 is read by qwen2's keys and tensors.
+"$EDIT" --set general.architecture=str:qwen2 q3.gguf q3-as2.gguf || hard_error "verify-edit"
+run 1 q3-as2 "$VERIFY" --model qwen2 q3-as2.gguf
+check "qwen3 called qwen2: qwen2's keys missing" has "$tmp/q3-as2.out" \
+    "q3-as2.gguf: FAILED: qwen2: key 'qwen2.block_count' is missing"
+# Q/K/V biases are not part of qwen3: a warning that llama.cpp would not
+# use them, and the model loads.
+"$EDIT" --add blk.0.attn_q.bias=f32:128 q3.gguf q3-bias.gguf || hard_error "verify-edit"
+run 0 q3-bias "$VERIFY" --model qwen3 q3-bias.gguf
+check "a Q bias in qwen3: a warning" has "$tmp/q3-bias.err" \
+    "warning: qwen3: tensor 24 'blk.0.attn_q.bias' is not part of the qwen3 architecture"
+run 0 q3-bias-run "$RUN" -m q3-bias.gguf --tokenize -p x
 synth be.gguf --size tiny --type f32 --seed 13 --big-endian
 run 1 be-model "$VERIFY" --model qwen2 be.gguf
 check "big-endian: refused, as qwen-run refuses it" has "$tmp/be-model.out" \

@@ -8,6 +8,9 @@
 # vocabulary is a valid BPE vocabulary (unique tokens, every merge "L R"
 # joins two tokens into a third), specials and ids are where Qwen2.5 has
 # them, and F16/BF16 weights are the F32 weights rounded to nearest even.
+# The qwen2 and qwen3 models' tensor names and hyperparameter keys are
+# those the gguf package (llama.cpp's own tables) lists for the
+# architecture, and each layer has every tensor it lists but rope_freqs.
 # Skips (77) when python3 or the gguf package is missing.
 
 : "${top_builddir:=.}"
@@ -176,6 +179,9 @@ for msg in bad:
 sys.exit(1 if bad else 0)
 EOF
 
+# The tensor count compare() expects: the tiny qwen2's.
+want_tensors=26
+
 # name SYNTH-OPTIONS...: writes $tmp/name.gguf and compares both views.
 compare() {
     name=$1
@@ -201,7 +207,7 @@ compare() {
     checks=$((checks + 1))
     n_kv=$(grep -c '^kv ' "$tmp/$name.py")
     n_t=$(grep -c '^tensor ' "$tmp/$name.py")
-    [ "$n_kv" -ge 22 ] && [ "$n_t" -eq 26 ] || fail "$name: $n_kv KVs and $n_t tensors seen"
+    [ "$n_kv" -ge 22 ] && [ "$n_t" -eq "$want_tensors" ] || fail "$name: $n_kv KVs and $n_t tensors seen"
 }
 
 compare f16 --seed 3
@@ -214,6 +220,66 @@ compare be32 --seed 9 --type f32 --gguf-version 2 --big-endian
 checks=$((checks + 1))
 python3 "$tmp/content.py" "$tmp/f32.gguf" "$tmp/f16.gguf" "$tmp/bf16.gguf" "$tmp/be16.gguf" ||
     fail "gguf-synth content, as GGUFReader sees it"
+
+# qwen3 (tiny: 2 + 2 x 11 tensors; untied: one more).
+want_tensors=24
+compare q3 --arch qwen3 --seed 3
+compare q3be --arch qwen3 --seed 3 --type f32 --big-endian
+want_tensors=25
+compare q3u --arch qwen3 --seed 3 --type q8_0 --untied
+
+cat >"$tmp/names.py" <<'EOF'
+# argv: ARCH FILE.  The file's tensor names and hyperparameter keys are the
+# gguf package's for ARCH.
+import sys
+from gguf import GGUFReader
+from gguf.constants import MODEL_ARCH_NAMES, MODEL_TENSOR, MODEL_TENSORS, TENSOR_NAMES, Keys
+
+arch_name, path = sys.argv[1:3]
+arch = next(a for a, n in MODEL_ARCH_NAMES.items() if n == arch_name)
+r = GGUFReader(path)
+bad = []
+f = r.fields['general.architecture']
+if bytes(f.parts[f.data[0]]).decode() != arch_name:
+    bad.append('general.architecture is not ' + arch_name)
+if Keys.LLM.BLOCK_COUNT.format(arch=arch_name) not in r.fields:
+    sys.exit('FAIL: %s: no %s' % (path, Keys.LLM.BLOCK_COUNT.format(arch=arch_name)))
+n_layer = int(r.fields[Keys.LLM.BLOCK_COUNT.format(arch=arch_name)].parts[-1][0])
+allowed = set()
+per_layer = []
+for t in MODEL_TENSORS[arch]:
+    name = TENSOR_NAMES[t]
+    if '{bid}' in name:
+        per_layer.append(name)
+        for b in range(n_layer):
+            allowed.add(name.format(bid=b) + '.weight')
+            allowed.add(name.format(bid=b) + '.bias')
+    elif t != MODEL_TENSOR.ROPE_FREQS:
+        allowed.add(name + '.weight')
+names = [t.name for t in r.tensors]
+for n in names:
+    if n not in allowed:
+        bad.append('tensor %s is not a %s tensor' % (n, arch_name))
+for b in range(n_layer):
+    for name in per_layer:
+        if name.format(bid=b) + '.weight' not in names:
+            bad.append('no %s.weight' % name.format(bid=b))
+keys = [Keys.LLM.CONTEXT_LENGTH, Keys.LLM.EMBEDDING_LENGTH, Keys.LLM.FEED_FORWARD_LENGTH,
+        Keys.Attention.HEAD_COUNT, Keys.Attention.HEAD_COUNT_KV, Keys.Rope.FREQ_BASE,
+        Keys.Attention.LAYERNORM_RMS_EPS]
+if arch_name == 'qwen3':
+    keys += [Keys.Attention.KEY_LENGTH, Keys.Attention.VALUE_LENGTH]
+for key in keys:
+    if key.format(arch=arch_name) not in r.fields:
+        bad.append('no key ' + key.format(arch=arch_name))
+for msg in bad:
+    print('FAIL:', path, msg, file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOF
+for am in qwen2:f16 qwen3:q3 qwen3:q3u; do
+    checks=$((checks + 1))
+    python3 "$tmp/names.py" "${am%%:*}" "$tmp/${am#*:}.gguf" || fail "${am#*:}: names against the gguf package's ${am%%:*}"
+done
 
 echo "$checks checks, $failures failed" >&2
 [ "$failures" -eq 0 ]
