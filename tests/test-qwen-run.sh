@@ -4,7 +4,7 @@
 # ChatML text, --logits against the forward pass (exactly) and the float64
 # reference (within a bound), greedy and seeded sampling reproducible, -n,
 # --each-line and --json, --parallel giving the same replies in the same
-# order, -t not changing any result, --ignore-eos, empty
+# order, Qwen3's template with and without thinking and --hide-think, -t not changing any result, --ignore-eos, empty
 # input, the error messages and statuses, input that cannot fit the
 # context refused while it is read (/dev/zero, yes), logits that are NaN or
 # infinite refused at the step they appear, --stats lines, SIGINT.
@@ -165,6 +165,76 @@ for o, p in zip(objs, inputs):
     else:
         assert o["prompt_tokens"] == 0 and o["reply_tokens"] == 0 and o["reply"] == ""
 EOF
+
+# --- Qwen3: the template without a default system turn, thinking on by
+# default, --no-think's empty block, --hide-think ---
+q3=$tmp/q3.gguf
+"$SYNTH" -j 1 --arch qwen3 --size tiny --seed 7 -o "$q3" 2>"$tmp/synth.err" || hard_error "gguf-synth: $(cat "$tmp/synth.err")"
+printf '<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n' "$prompt" > "$tmp/q3-chat.txt"
+"$CHECKER" tokenize "$q3" "$tmp/q3-chat.txt" > "$tmp/q3-think.want" || hard_error "qwen-run-check tokenize failed"
+printf '<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n' "$prompt" > "$tmp/q3-nothink.txt"
+"$CHECKER" tokenize "$q3" "$tmp/q3-nothink.txt" > "$tmp/q3-nothink.want" || hard_error "qwen-run-check tokenize failed"
+printf '<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n' "$prompt" > "$tmp/q3-sys.txt"
+"$CHECKER" tokenize "$q3" "$tmp/q3-sys.txt" > "$tmp/q3-sys.want" || hard_error "qwen-run-check tokenize failed"
+run 0 q3-tok "$RUN" -m "$q3" --tokenize -p "$prompt"
+check "qwen3: no system turn, thinking on (the prompt ends after 'assistant\\n')" same "$tmp/q3-tok.out" "$tmp/q3-think.want"
+run 0 q3-tok-think "$RUN" -m "$q3" --think --tokenize -p "$prompt"
+check "qwen3: --think is the default" same "$tmp/q3-tok-think.out" "$tmp/q3-think.want"
+run 0 q3-tok-nothink "$RUN" -m "$q3" --no-think --tokenize -p "$prompt"
+check "qwen3 --no-think: the prompt ends with an empty thinking block" same "$tmp/q3-tok-nothink.out" "$tmp/q3-nothink.want"
+run 0 q3-tok-sys "$RUN" -m "$q3" --system 'Be brief.' --tokenize -p "$prompt"
+check "qwen3 --system: a system turn" same "$tmp/q3-tok-sys.out" "$tmp/q3-sys.want"
+run 0 q2-tok-nothink "$RUN" -m "$tiny" --no-think --tokenize -p "$prompt"
+check "qwen2 ignores --no-think" same "$tmp/q2-tok-nothink.out" "$tmp/tok-chat.want"
+run 0 q3-gen "$RUN" -m "$q3" --temp 0 -n 8 --print-ids -p "$prompt"
+check "qwen3: greedy -n 8 gives 8 ids" [ "$(wc -w < "$tmp/q3-gen.out")" -eq 8 ]
+
+# --hide-think on a reply made of <think> and </think>: the output matrix
+# is zero but for their two rows, +1 and -1, and the final norm's weights
+# 1, so that greedy picks one of them at each step by the sign of the
+# hidden state's sum; their embeddings, -100 and +100, outweigh the rest of
+# it, so that the reply alternates.  A prompt whose reply starts with
+# <think> is looked for; the hidden output is then the text of the tokens
+# after the first </think>.  A reply that starts with </think> is printed
+# whole.
+think=$("$RUN" -m "$q3" --raw --special --tokenize -p '<think>')
+unthink=$("$RUN" -m "$q3" --raw --special --tokenize -p '</think>')
+case $think$unthink in *[!0-9]* | '') hard_error "<think> ids: '$think' '$unthink'" ;; esac
+"$EDIT" --add output.weight=f16:64x1024 --fill "output.weight@$think=1" --fill "output.weight@$unthink=-1" \
+    --fill output_norm.weight=1 --fill "token_embd.weight@$think=-100" --fill "token_embd.weight@$unthink=100" \
+    "$q3" "$tmp/q3-think.gguf" || hard_error "verify-edit failed"
+found= other=
+for p in a b c d e f g h i j k l m n o p q r s t; do
+    "$RUN" -m "$tmp/q3-think.gguf" --temp 0 -n 12 --print-ids -p "$p" > "$tmp/q3-ids-$p.out" 2>/dev/null || continue
+    set -- $(cat "$tmp/q3-ids-$p.out")
+    if [ "${1:-}" = "$think" ] && grep -qw "$unthink" "$tmp/q3-ids-$p.out"; then
+        [ -n "$found" ] || found=$p
+    elif [ "${1:-}" = "$unthink" ]; then
+        [ -n "$other" ] || other=$p
+    fi
+done
+[ -n "$found" ] && [ -n "$other" ] || hard_error "no prompt's reply starts with <think> ('$found') or </think> ('$other')"
+cp "$tmp/q3-ids-$found.out" "$tmp/q3-ids.out"
+run 0 q3-shown "$RUN" -m "$tmp/q3-think.gguf" --temp 0 -n 12 -p "$found"
+run 0 q3-hidden "$RUN" -m "$tmp/q3-think.gguf" --temp 0 -n 12 --hide-think -p "$found"
+want=$(awk -v t="$think" -v u="$unthink" '{
+    out = ""; shown = ""; hid = 1
+    for (i = 1; i <= NF; i++) {
+        s = ($i == t) ? "<think>" : "</think>"
+        shown = shown s
+        if (!hid) out = out s
+        if (hid && $i == u) hid = 0
+    }
+    print shown; print out }' "$tmp/q3-ids.out")
+check "qwen3: the reply as text is its tokens' text" [ "$(cat "$tmp/q3-shown.out")" = "$(echo "$want" | sed -n 1p)" ]
+check "--hide-think: the tokens after the first </think> only" [ "$(cat "$tmp/q3-hidden.out")" = "$(echo "$want" | sed -n 2p)" ]
+run 0 q3-hidden-ids "$RUN" -m "$tmp/q3-think.gguf" --temp 0 -n 12 --hide-think --print-ids -p "$found"
+check "--hide-think --print-ids: every id" same "$tmp/q3-hidden-ids.out" "$tmp/q3-ids.out"
+run 0 q3-other-shown "$RUN" -m "$tmp/q3-think.gguf" --temp 0 -n 12 -p "$other"
+run 0 q3-other-hidden "$RUN" -m "$tmp/q3-think.gguf" --temp 0 -n 12 --hide-think -p "$other"
+check "--hide-think: a reply that does not start with <think> is printed whole" \
+    same "$tmp/q3-other-hidden.out" "$tmp/q3-other-shown.out"
+check "--hide-think: that reply is not empty" [ -s "$tmp/q3-other-hidden.out" ]
 
 # --- --parallel: --each-line's replies, N conversations at once ---
 # Lines of different lengths (an empty one among them), more lines than
