@@ -375,7 +375,9 @@ int qwen_generate(qwen_generator *g, const qwen_gen_io *io, gguf_error *err)
                     st = qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed");
             break;
         }
-        /* 2. new conversations in the free sequences */
+        /* 2. new conversations in the free sequences (the time the
+         * caller takes to give them is not the model's) */
+        const double t_in = now();
         for (uint32_t i = 0; i < g->n_seq && more && !st; i++) {
             struct slot *s = &g->slots[i];
             while (s->state == SLOT_FREE && more && !st) {
@@ -385,6 +387,7 @@ int qwen_generate(qwen_generator *g, const qwen_gen_io *io, gguf_error *err)
                 else st = start(g, s, (int32_t)i, io, err);
             }
         }
+        t0 += now() - t_in;
         if (st) break;
         /* 3. one step */
         uint32_t n_gen, n_prompt;
@@ -413,5 +416,8 @@ int qwen_generate(qwen_generator *g, const qwen_gen_io *io, gguf_error *err)
             else s->r.gen_s += dt;
         }
     }
+    /* After an error the conversations under way are dropped: the next
+     * run starts with every sequence free. */
+    for (uint32_t i = 0; st && i < g->n_seq; i++) g->slots[i].state = SLOT_FREE;
     return st;
 }

@@ -25,8 +25,8 @@
  * out (chat.h).  With print_ids the reply is its token ids instead,
  * separated by spaces, the end token included.
  *
- * Nothing is allocated per step; a conversation's prompt is the caller's
- * until it has been fed.
+ * Nothing is allocated per decode step: next() appends a prompt to a
+ * buffer of the sequence it goes to, which keeps its room for the next.
  */
 #ifndef QWEN_GENERATE_H
 #define QWEN_GENERATE_H

@@ -6,7 +6,9 @@
  * vpmaddwd (int16 pairs into int32).  The unsigned operand is always at
  * most 128 and the signed one in -128..127, so no int16 pair sum
  * saturates (2 * 128 * 127 < 32767; 2 * 63 * 128 for Q6_K).  Compiled with
- * -ffp-contract=off: no float multiply-add is fused. */
+ * -ffp-contract=off: no float multiply-add is fused but those written as
+ * such (the legacy kernels', whose arithmetic the matrix tiles of
+ * matmul-x86.c repeat column by column). */
 #include <config.h>
 
 #include <immintrin.h>
@@ -19,7 +21,10 @@
 #include "quant/x86.h"
 
 /* ------------------------------------------------------------------------ */
-/* Legacy weights: scaled block sums accumulated per float lane.            */
+/* Legacy weights: scaled block sums accumulated per float lane: each      */
+/* block's integer sums times d_w, then times d_a and added in one fused    */
+/* multiply-add, the same steps as legacy_tile() of matmul-x86.c, so that   */
+/* a one-column product gives the bits of a column of a wider one.          */
 
 static float dot_q4_0(int n, const void *vw, const void *va)
 {
@@ -29,8 +34,8 @@ static float dot_q4_0(int n, const void *vw, const void *va)
     for (int i = 0; i < n / GQ_QK; i++, w++, a++) {
         const __m256i x = _mm256_sub_epi8(unpack_nibbles32(w->qs), _mm256_set1_epi8(8));
         const __m256i y = _mm256_loadu_si256((const __m256i *)a->qs);
-        const __m256 d = _mm256_set1_ps(h2f(w->d) * h2f(a->d));
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(dot_i8(x, y)), d));
+        const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_i8(x, y)), _mm256_set1_ps(h2f(w->d)));
+        acc = _mm256_fmadd_ps(t, _mm256_set1_ps(h2f(a->d)), acc);
     }
     return hsum_f32(acc);
 }
@@ -46,8 +51,8 @@ static float dot_q5_0(int n, const void *vw, const void *va)
                                                     _mm256_set1_epi8((char)0xf0));
         const __m256i x = _mm256_or_si256(unpack_nibbles32(w->qs), no_high);
         const __m256i y = _mm256_loadu_si256((const __m256i *)a->qs);
-        const __m256 d = _mm256_set1_ps(h2f(w->d) * h2f(a->d));
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(dot_i8(x, y)), d));
+        const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_i8(x, y)), _mm256_set1_ps(h2f(w->d)));
+        acc = _mm256_fmadd_ps(t, _mm256_set1_ps(h2f(a->d)), acc);
     }
     return hsum_f32(acc);
 }
@@ -60,8 +65,8 @@ static float dot_q8_0(int n, const void *vw, const void *va)
     for (int i = 0; i < n / GQ_QK; i++, w++, a++) {
         const __m256i x = _mm256_loadu_si256((const __m256i *)w->qs);
         const __m256i y = _mm256_loadu_si256((const __m256i *)a->qs);
-        const __m256 d = _mm256_set1_ps(h2f(w->d) * h2f(a->d));
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(dot_i8(x, y)), d));
+        const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_i8(x, y)), _mm256_set1_ps(h2f(w->d)));
+        acc = _mm256_fmadd_ps(t, _mm256_set1_ps(h2f(a->d)), acc);
     }
     return hsum_f32(acc);
 }
@@ -84,8 +89,8 @@ static inline float dot_x1(int n, const void *vw, const void *va, int with_high)
                                                     _mm256_set1_epi8(0x10)));
         const __m256i y = _mm256_loadu_si256((const __m256i *)a->qs);
         const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1));
-        const __m256 d = _mm256_set1_ps(h2f(w4->d) * h2f(a->d));
-        acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_cvtepi32_ps(s), d));
+        const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(h2f(w4->d)));
+        acc = _mm256_fmadd_ps(t, _mm256_set1_ps(h2f(a->d)), acc);
         msum += h2f(w4->m) * h2f(a->s);
     }
     return hsum_f32(acc) + msum;

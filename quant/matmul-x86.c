@@ -380,10 +380,10 @@ static inline __m256i dot_u8s8(__m256i u, __m256i v)
  * floats, or, with da NULL, read from the blocks themselves.
  *
  * Each column's sum is taken exactly as the dot kernels of dot-avx2.c
- * take it (the block's integer sums in 8 lanes, times d_w d_a rounded to
- * a float, added lane by lane, block after block, unfused; the offset
- * terms in one float; the lanes added at the end), whatever the number of
- * columns: a product of one column, which gguf_matmul() gives to the dot
+ * take it (the block's integer sums in 8 lanes, times d_w, then times d_a
+ * and added in one fused multiply-add, lane by lane, block after block;
+ * the offset terms in one float; the lanes added at the end), whatever
+ * the number of columns: a product of one column, which gguf_matmul() gives to the dot
  * kernel, and each column of a wider one have the same bits.  So a
  * sequence decoded alone and the same sequence in a batch of many get the
  * same logits. */
@@ -404,6 +404,7 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
         float d, m;
         const __m256i x = weights(row, i, &d, &m);
         const __m256i ax = with_min ? x : _mm256_sign_epi8(x, x);
+        const __m256 dw = _mm256_set1_ps(d);
         UNROLL
         for (int c = 0; c < C; c++) {
             const uint8_t *a = act + (size_t)c * act_stride + (size_t)i * act_bytes;
@@ -422,8 +423,8 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
                     sc = _cvtsh_ss(h);
                 }
             }
-            const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_u8s8(ax, sy)), _mm256_set1_ps(d * dc));
-            acc[c] = _mm256_add_ps(acc[c], t);
+            const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_u8s8(ax, sy)), dw);
+            acc[c] = _mm256_fmadd_ps(t, _mm256_set1_ps(dc), acc[c]);
             if (with_min) msum[c] += m * sc;
         }
     }

@@ -487,6 +487,21 @@ st=$?
 checks=$((checks + 1))
 [ "$st" -eq 130 ] || fail "SIGINT: exit status $st, expected 130; $(cat "$tmp/int.err")"
 check "SIGINT: stats still printed" grep -Eq '^generation: [0-9]+ tokens' "$tmp/int.err"
+# With --each-line --parallel 3: the three replies under way end there,
+# each printed on its line in order, and the lines after them are not read.
+printf 'one\ntwo\nthree\nfour\nfive\n' > "$tmp/int-lines.txt"
+"$RUN" -m "$tmp/small.gguf" --each-line --parallel 3 --temp 0 -c 32768 --ignore-eos --stats \
+    < "$tmp/int-lines.txt" > "$tmp/int-par.out" 2> "$tmp/int-par.err" &
+pid=$!
+await_output "$tmp/int-par.out" "$pid"
+sleep 0.2
+kill -INT "$pid"
+wait "$pid"
+st=$?
+checks=$((checks + 1))
+[ "$st" -eq 130 ] || fail "SIGINT, --parallel 3: exit status $st, expected 130; $(cat "$tmp/int-par.err")"
+check "SIGINT, --parallel 3: the three replies under way, one line each" [ "$(wc -l < "$tmp/int-par.out")" -eq 3 ]
+check "SIGINT, --parallel 3: stats still printed" grep -Eq '^generation: [0-9]+ tokens' "$tmp/int-par.err"
 
 # --- -t N runs the forward pass on N threads (seen in /proc, on Linux) ---
 if [ -r /proc/self/status ]; then
