@@ -157,7 +157,7 @@ EXTRA_DIST += $(VERIFY_TESTS) tests/test-verify-common.sh
 # models of each weight type; the model loader on broken models ---
 check_PROGRAMS += tests/test-forward
 tests_test_forward_SOURCES = tests/test-forward.c tests/ref-forward.c tests/ref-forward.h \
-	tests/testutil.h
+	tests/testutil.h tests/synthdir.h tests/alloccount.h
 tests_test_forward_LDADD = infer/libinfer.la gguf/libgguf.la -lm
 # --wrap: the test counts the allocations of the decode loop.
 tests_test_forward_LDFLAGS = $(OPENMP_CFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
@@ -166,7 +166,7 @@ TESTS += tests/test-forward
 # --- infer/: contexts of many sequences against one alone, bit for bit;
 # bad batches; the generation loop with 1 .. 5 sequences at once ---
 check_PROGRAMS += tests/test-context
-tests_test_context_SOURCES = tests/test-context.c tests/testutil.h tests/synthdir.h
+tests_test_context_SOURCES = tests/test-context.c tests/testutil.h tests/synthdir.h tests/alloccount.h
 tests_test_context_LDADD = infer/libinfer.la gguf/libgguf.la -lm
 tests_test_context_LDFLAGS = $(OPENMP_CFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 TESTS += tests/test-context

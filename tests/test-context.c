@@ -34,6 +34,7 @@
 #include "infer/model.h"
 #include "infer/tokenizer.h"
 #include "tests/testutil.h"
+#include "tests/alloccount.h"
 #include "tests/synthdir.h"
 
 #define N_SEQ 4
@@ -284,36 +285,6 @@ static void check_refusals(void)
 /* ------------------------------------------------------------------------ */
 /* A batched step allocates nothing                                          */
 
-/* The test is linked with --wrap for malloc, calloc and realloc: calls from
- * this program and from the infer/ library (linked in statically) come
- * here and are counted while counting is on. */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-static int counting;
-static long n_allocs;
-
-void *__wrap_malloc(size_t n)
-{
-    if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
-    return __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-    if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
-    return __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-    if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
-    return __real_realloc(p, n);
-}
-
 static void check_no_alloc(void)
 {
     qwen_model *m = open_model("small-q4_k_m", "--size small --type q4_k_m");
@@ -325,22 +296,15 @@ static void check_no_alloc(void)
     for (uint32_t s = 0; s < N_SEQ; s++)
         for (uint32_t i = 0; i < 4; i++) qwen_batch_add(&b, token_at(s, i, nv), (int32_t)s, i, i == 3);
     REQUIRE(qwen_decode(ctx, &b, &err) == GGUF_OK, "%s", err.message);
-    /* the counter sees this program's own allocations: prove it works */
-    __atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
-    void *volatile probe = malloc(16);
-    free(probe);
-    __atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
-    CHECK(n_allocs == 1, "the allocation counter counted %ld of 1", n_allocs);
-    n_allocs = 0;
     int st = GGUF_OK;
-    __atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+    tu_alloc_count_begin();
     for (uint32_t step = 0; step < N_STEPS && !st; step++) {
         b.n = 0;
         for (uint32_t s = 0; s < N_SEQ; s++)
             qwen_batch_add(&b, token_at(s, 4 + step, nv), (int32_t)s, 4 + step, 1);
         st = qwen_decode(ctx, &b, &err);
     }
-    __atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
+    const long n_allocs = tu_alloc_count_end();
     CHECK(st == GGUF_OK, "%s", err.message);
     CHECK(n_allocs == 0, "%d batched decode steps of %d sequences allocated %ld times", N_STEPS,
           N_SEQ, n_allocs);

@@ -31,9 +31,8 @@
 #include "quant/quant.h"
 #include "tests/ref-forward.h"
 #include "tests/testutil.h"
-
-static char tmpdir[256];
-static char synth[512];
+#include "tests/alloccount.h"
+#include "tests/synthdir.h"
 
 #define N_PREFILL 8
 #define N_DECODE 4
@@ -45,12 +44,11 @@ static char synth[512];
 static void make_model(char *path, size_t cap, const char *arch, const char *size,
                        const char *type, int untied)
 {
-    snprintf(path, cap, "%s/%s-%s-%s%s.gguf", tmpdir, arch, size, type, untied ? "-untied" : "");
-    if (access(path, F_OK) == 0) return;
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' --arch %s --size %s --type %s%s --seed 7 -j 1 -o '%s'", synth,
-             arch, size, type, untied ? " --untied" : "", path);
-    if (system(cmd) != 0) HARD_ERROR("cannot run: %s", cmd);
+    char name[128], args[256];
+    snprintf(name, sizeof name, "%s-%s-%s%s", arch, size, type, untied ? "-untied" : "");
+    snprintf(args, sizeof args, "--arch %s --size %s --type %s%s", arch, size, type,
+             untied ? " --untied" : "");
+    tu_synth_model(path, cap, name, args);
 }
 
 static int32_t token_at(uint32_t i, uint32_t n_vocab)
@@ -237,36 +235,6 @@ static void check_accuracy(const struct acc_case *ac)
 /* ------------------------------------------------------------------------ */
 /* The decode loop allocates nothing                                         */
 
-/* The test is linked with --wrap for malloc, calloc and realloc: calls from
- * this program and from the infer/ library (linked in statically) come
- * here and are counted while counting is on. */
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-static int counting;
-static long n_allocs;
-
-void *__wrap_malloc(size_t n)
-{
-    if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
-    return __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-    if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
-    return __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-    if (__atomic_load_n(&counting, __ATOMIC_RELAXED)) __atomic_add_fetch(&n_allocs, 1, __ATOMIC_RELAXED);
-    return __real_realloc(p, n);
-}
-
 static void check_no_alloc(void)
 {
     char path[512];
@@ -279,18 +247,11 @@ static void check_no_alloc(void)
     int32_t tok[N_TOKENS];
     for (uint32_t i = 0; i < N_TOKENS; i++) tok[i] = token_at(i, m->config.n_vocab);
     REQUIRE(qwen_forward(s, tok, N_PREFILL, &err) == GGUF_OK, "%s", err.message);
-    /* the counter sees this program's own allocations: prove it works */
-    __atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
-    void *volatile probe = malloc(16);
-    free(probe);
-    __atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
-    CHECK(n_allocs == 1, "the allocation counter counted %ld of 1", n_allocs);
-    n_allocs = 0;
-    __atomic_store_n(&counting, 1, __ATOMIC_RELAXED);
+    tu_alloc_count_begin();
     for (uint32_t i = N_PREFILL; i < N_TOKENS; i++) {
         if (qwen_forward(s, tok + i, 1, &err) != GGUF_OK) break;
     }
-    __atomic_store_n(&counting, 0, __ATOMIC_RELAXED);
+    const long n_allocs = tu_alloc_count_end();
     CHECK(qwen_state_pos(s) == N_TOKENS, "decode stopped at %u: %s", qwen_state_pos(s), err.message);
     CHECK(n_allocs == 0, "%d decode steps allocated %ld times", N_DECODE, n_allocs);
     qwen_state_free(s);
@@ -498,7 +459,7 @@ static void check_bad_cases(const char *base, const struct bad_case *cases, size
     char path[600];
     for (size_t i = 0; i < n; i++) {
         const struct bad_case *bc = &cases[i];
-        snprintf(path, sizeof path, "%s/bad-%zu.gguf", tmpdir, i);
+        snprintf(path, sizeof path, "%s/bad-%zu.gguf", tu_tmpdir, i);
         write_variant(base, path, &bc->ed);
         qwen_model *m = (qwen_model *)1;
         gguf_error err;
@@ -663,7 +624,7 @@ static void check_broken(void)
     /* An untied output matrix is used for the logits. */
     struct edit untie = {.tensor = "output.weight", .type = GGUF_T_F32, .n_dims = 2,
                          .ne = {64, 1024}};
-    snprintf(path, sizeof path, "%s/untied.gguf", tmpdir);
+    snprintf(path, sizeof path, "%s/untied.gguf", tu_tmpdir);
     write_variant(base, path, &untie);
     gguf_error err;
     qwen_model *m;
@@ -688,7 +649,7 @@ static void check_broken(void)
     unlink(path);
 
     /* A file that is not GGUF, and one that does not exist. */
-    snprintf(path, sizeof path, "%s/not-gguf.gguf", tmpdir);
+    snprintf(path, sizeof path, "%s/not-gguf.gguf", tu_tmpdir);
     FILE *fp = fopen(path, "w");
     REQUIRE(fp != NULL, "cannot write %s", path);
     fputs("this is not a model\n", fp);
@@ -702,17 +663,15 @@ static void check_broken(void)
     CHECK(qwen_model_open(NULL, path, &err) == GGUF_E_INVALID, "NULL out accepted");
 
     /* A big-endian file: its F32 norms cannot be read in place. */
+    tu_synth_model(path, sizeof path, "big-endian", "--size tiny --type f32 --big-endian");
     char cmd[2048];
-    snprintf(path, sizeof path, "%s/big-endian.gguf", tmpdir);
-    snprintf(cmd, sizeof cmd, "'%s' --size tiny --type f32 --big-endian -o '%s'", synth, path);
-    if (system(cmd) != 0) HARD_ERROR("cannot run: %s", cmd);
     CHECK(qwen_model_open(&m, path, &err) == GGUF_E_UNSUPPORTED && strstr(err.message, "big-endian"),
           "big-endian file: %s", err.message);
     unlink(path);
 
     /* A pipe and a gzip file: the weights must be mapped, so both are
      * refused at once, by name, with what is needed instead. */
-    snprintf(path, sizeof path, "%s/fifo", tmpdir);
+    snprintf(path, sizeof path, "%s/fifo", tu_tmpdir);
     REQUIRE(mkfifo(path, 0600) == 0, "mkfifo %s: %s", path, strerror(errno));
     snprintf(cmd, sizeof cmd, "cat '%s' > '%s' 2>/dev/null &", base, path);
     if (system(cmd) != 0) HARD_ERROR("cannot run: %s", cmd);
@@ -724,7 +683,7 @@ static void check_broken(void)
               strcmp(err.message, expect) == 0,
           "model from a pipe: %s", err.message);
     unlink(path);
-    snprintf(path, sizeof path, "%s/model.gguf.gz", tmpdir);
+    snprintf(path, sizeof path, "%s/model.gguf.gz", tu_tmpdir);
     snprintf(cmd, sizeof cmd, "gzip -c '%s' > '%s'", base, path);
     if (system(cmd) != 0) HARD_ERROR("cannot run: %s", cmd);
     snprintf(expect, sizeof expect, "%s: the model must be a regular, uncompressed file, which is "
@@ -740,23 +699,9 @@ static void check_broken(void)
 
 /* ------------------------------------------------------------------------ */
 
-static void cleanup(void)
-{
-    char cmd[600];
-    if (!tmpdir[0]) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
-}
-
 int main(void)
 {
-    const char *top = getenv("top_builddir");
-    snprintf(synth, sizeof synth, "%s/tests/gguf-synth", top ? top : ".");
-    if (access(synth, X_OK) != 0) HARD_ERROR("%s: %s (build it with make check)", synth, strerror(errno));
-    const char *t = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/test-forward.XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir)) HARD_ERROR("mkdtemp %s: %s", tmpdir, strerror(errno));
-    atexit(cleanup);
+    tu_synth_init("test-forward");
 
     for (size_t i = 0; i < sizeof acc_cases / sizeof acc_cases[0]; i++)
         check_accuracy(&acc_cases[i]);

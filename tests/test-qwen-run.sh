@@ -212,6 +212,7 @@ for p in a b c d e f g h i j k l m n o p q r s t; do
     elif [ "${1:-}" = "$unthink" ]; then
         [ -n "$other" ] || other=$p
     fi
+    [ -n "$found" ] && [ -n "$other" ] && break
 done
 [ -n "$found" ] && [ -n "$other" ] || hard_error "no prompt's reply starts with <think> ('$found') or </think> ('$other')"
 cp "$tmp/q3-ids-$found.out" "$tmp/q3-ids.out"

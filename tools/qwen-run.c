@@ -700,6 +700,11 @@ static void q_done(void *user, uint64_t k, const qwen_gen_reply *r)
     rep->done = 1;
     while (q->head < q->n && (rep = reply_of(q, q->head))->done) {
         finish_reply(rep->prompt, rep->prompt_len, rep);
+        /* printed: its buffers go (queue_grow() keeps only the replies
+         * not yet printed) */
+        free(rep->prompt);
+        free(rep->text);
+        memset(rep, 0, sizeof *rep);
         q->head++;
         if (q->head < q->n && !opt.json) {
             rep = reply_of(q, q->head);
