@@ -475,34 +475,32 @@ await_output() {
 
 # --- SIGINT stops generation, the stats are still printed ---
 "$SYNTH" -j 1 --size small --seed 7 -o "$tmp/small.gguf" 2>/dev/null || hard_error "gguf-synth failed"
+# interrupt NAME IN COMMAND...: runs COMMAND with standard input IN, its
+# output in $tmp/NAME.out and .err, sends SIGINT once the reply has begun,
+# and checks that it exits 130 with the stats printed.
+interrupt() {
+    _n=$1 _in=$2
+    shift 2
+    "$@" < "$_in" > "$tmp/$_n.out" 2> "$tmp/$_n.err" &
+    _pid=$!
+    await_output "$tmp/$_n.out" "$_pid"
+    sleep 0.2
+    kill -INT "$_pid"
+    wait "$_pid"
+    _st=$?
+    checks=$((checks + 1))
+    [ "$_st" -eq 130 ] || fail "SIGINT ($_n): exit status $_st, expected 130; $(cat "$tmp/$_n.err")"
+    check "SIGINT ($_n): stats still printed" grep -Eq '^generation: [0-9]+ tokens' "$tmp/$_n.err"
+}
 # (--ignore-eos and the model's whole context of 32768 tokens: far more
 # than a second of work; the signal comes once the reply has begun)
-"$RUN" -m "$tmp/small.gguf" --temp 0 -c 32768 --ignore-eos --stats -p "$prompt" \
-    > "$tmp/int.out" 2> "$tmp/int.err" &
-pid=$!
-await_output "$tmp/int.out" "$pid"
-sleep 0.2
-kill -INT "$pid"
-wait "$pid"
-st=$?
-checks=$((checks + 1))
-[ "$st" -eq 130 ] || fail "SIGINT: exit status $st, expected 130; $(cat "$tmp/int.err")"
-check "SIGINT: stats still printed" grep -Eq '^generation: [0-9]+ tokens' "$tmp/int.err"
+interrupt int /dev/null "$RUN" -m "$tmp/small.gguf" --temp 0 -c 32768 --ignore-eos --stats -p "$prompt"
 # With --each-line --parallel 3: the three replies under way end there,
 # each printed on its line in order, and the lines after them are not read.
 printf 'one\ntwo\nthree\nfour\nfive\n' > "$tmp/int-lines.txt"
-"$RUN" -m "$tmp/small.gguf" --each-line --parallel 3 --temp 0 -c 32768 --ignore-eos --stats \
-    < "$tmp/int-lines.txt" > "$tmp/int-par.out" 2> "$tmp/int-par.err" &
-pid=$!
-await_output "$tmp/int-par.out" "$pid"
-sleep 0.2
-kill -INT "$pid"
-wait "$pid"
-st=$?
-checks=$((checks + 1))
-[ "$st" -eq 130 ] || fail "SIGINT, --parallel 3: exit status $st, expected 130; $(cat "$tmp/int-par.err")"
+interrupt int-par "$tmp/int-lines.txt" "$RUN" -m "$tmp/small.gguf" --each-line --parallel 3 --temp 0 \
+    -c 32768 --ignore-eos --stats
 check "SIGINT, --parallel 3: the three replies under way, one line each" [ "$(wc -l < "$tmp/int-par.out")" -eq 3 ]
-check "SIGINT, --parallel 3: stats still printed" grep -Eq '^generation: [0-9]+ tokens' "$tmp/int-par.err"
 
 # --- -t N runs the forward pass on N threads (seen in /proc, on Linux) ---
 if [ -r /proc/self/status ]; then
