@@ -115,6 +115,13 @@ int qwen_generator_new(qwen_generator **out, qwen_context *ctx, const qwen_token
     *out = NULL;
     const qwen_model *m = qwen_context_model(ctx);
     const qwen_params *cp = qwen_context_params(ctx);
+    /* every reply under way puts a token into each step's batch, and
+     * wants its logits */
+    if (cp->n_batch < cp->n_seq || cp->n_outputs < cp->n_seq)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                         "%s: a batch of %" PRIu32 " tokens with %" PRIu32 " logits cannot hold a "
+                         "token of each of %" PRIu32 " sequences", gguf_name(m->file), cp->n_batch,
+                         cp->n_outputs, cp->n_seq);
     qwen_generator *g = calloc(1, sizeof *g);
     if (!g) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
     g->ctx = ctx;

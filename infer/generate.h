@@ -108,7 +108,8 @@ typedef struct qwen_generator qwen_generator;
  * (the model's), with parameters p (copied).
  *
  * Returns GGUF_OK and the generator in *out (free it with
- * qwen_generator_free); GGUF_E_INVALID for NULL arguments or sampler
+ * qwen_generator_free); GGUF_E_INVALID for NULL arguments, a context
+ * whose batch or logits (n_outputs) are fewer than its sequences, or sampler
  * settings it refuses; GGUF_E_NOMEM.  *out is NULL on failure. */
 int qwen_generator_new(qwen_generator **out, qwen_context *ctx, const qwen_tokenizer *tok,
                        const qwen_gen_params *p, gguf_error *err);

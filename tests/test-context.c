@@ -17,7 +17,8 @@
  * - qwen_generate(): the replies to a list of prompts of different lengths
  *   and limits are the same, id for id, with 1, 2, 3 and 5 sequences at
  *   once, greedy and seeded; each conversation ends once, with its reason
- *   (end token, length, full context, cancelled).
+ *   (end token, length, full context, cancelled); a prompt too long and a
+ *   batch smaller than the sequences are refused.
  */
 #include <config.h>
 
@@ -520,6 +521,24 @@ static void check_generate(void)
         CHECK(st == GGUF_E_INVALID && strstr(err.message, "the prompt is 37 tokens, longer than the context of 30"),
               "a prompt too long: status %d, '%s'", st, err.message);
         qwen_generator_free(gen);
+        qwen_context_free(ctx);
+    }
+    /* A batch smaller than the sequences cannot hold a step. */
+    {
+        qwen_params p = qwen_params_defaults();
+        p.n_ctx = 30;
+        p.n_seq = 4;
+        p.n_batch = 3;
+        p.n_outputs = 3;
+        qwen_context *ctx;
+        REQUIRE(qwen_context_new(&ctx, m, &p, &err) == GGUF_OK, "%s", err.message);
+        qwen_gen_params gp = qwen_gen_defaults();
+        qwen_generator *gen = (qwen_generator *)1;
+        int st = qwen_generator_new(&gen, ctx, tok, &gp, &err);
+        CHECK(st == GGUF_E_INVALID && gen == NULL &&
+                  strstr(err.message, "a batch of 3 tokens with 3 logits cannot hold a token of each of 4 sequences"),
+              "batch 3 for 4 sequences: status %d, '%s'", st, err.message);
+        qwen_generator_free(NULL);
         qwen_context_free(ctx);
     }
     for (int i = 0; i < N_CONV; i++) qwen_ids_free(&proto.prompts[i]);
