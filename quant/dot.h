@@ -101,7 +101,8 @@ GQ_HIDDEN gq_dot_fn gq_dot_kernel_at(int level, uint32_t wtype);
 /* Matrix products (gguf_matmul(), matmul.c): out[c * out_stride + r] =
  * row r of the weights (k elements) times activation column c, for r <
  * nrows, c < ncols; arguments checked by the caller.  Levels may sum
- * floats in another order than the scalar kernels (see quant/quant.h). */
+ * floats in another order than the scalar kernels (see quant/quant.h),
+ * except for Q4_K, Q5_K and Q6_K, whose products keep the scalar bits. */
 typedef void (*gq_matmul_fn)(int64_t k, const void *w, size_t w_stride, int64_t nrows,
                              const void *act, size_t act_stride, int64_t ncols, float *out,
                              size_t out_stride);
@@ -116,6 +117,17 @@ extern GQ_HIDDEN const struct gq_matmul_kernels gq_matmul_avx2;
 #ifdef GQ_HAVE_AVX512
 /* AVX-512 VL with VNNI; used only where the CPU has VNNI. */
 extern GQ_HIDDEN const struct gq_matmul_kernels gq_matmul_avx512;
+#endif
+
+#ifdef GQ_HAVE_AVX512
+/* The Q4_K, Q5_K and Q6_K products sixteen columns at a time
+ * (panel-vnni.c), with the scalar kernels' bits; for VNNI CPUs. */
+GQ_HIDDEN void gq_panel_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+                             size_t act_stride, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_panel_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+                             size_t act_stride, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_panel_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+                             size_t act_stride, int64_t ncols, float *out, size_t out_stride);
 #endif
 
 /* The reference quantizer of Q8_1 (dot.c). */

@@ -12,11 +12,14 @@
  * block of up to four activation columns (a tile); each product is
  * vpmaddubsw (unsigned weight bytes times signed activation bytes, pairs
  * added into int16: at most 2 * 63 * 128, no saturation) and vpmaddwd with
- * the sub-block scales as int16.  The integer sum of a block is exact;
- * it is scaled and accumulated per float lane, block after block, and the
- * lanes are added at the end of the row: a different order of float
- * additions from the scalar kernels of dot.c (see quant/quant.h for the
- * bound).
+ * the sub-block scales as int16.  The integer sum of a block is exact.
+ * For Q4_K, Q5_K and Q6_K it is totalled across the lanes and scaled and
+ * added as the scalar kernels of dot.c do (k_block_step()): the same bits.
+ * For the other types it is scaled and accumulated per float lane, block
+ * after block, and the lanes are added at the end of the row: a different
+ * order of float additions from the scalar kernels (see quant/quant.h for
+ * the bound).  With VNNI, Q4_K, Q5_K and Q6_K products of PANEL_MIN
+ * columns or more go to panel-vnni.c, sixteen columns per vector.
  *
  * Rows are taken ROW_BLOCK at a time, and for each such block every tile
  * of columns, so that the block's weights stay in cache while all the
@@ -32,6 +35,11 @@
 #include "quant/x86.h"
 
 #define ROW_BLOCK 16
+/* Products of this many columns or more go to the panel kernels
+ * (panel-vnni.c), where there are some. */
+#ifndef PANEL_MIN
+#define PANEL_MIN 6
+#endif
 /* Columns per tile: as many as the vector registers hold sums for. */
 #ifdef __AVX512VNNI__
 #define MAX_TILE 8
@@ -58,6 +66,14 @@ static inline __m256i madd_acc(__m256i acc, __m256i a, __m256i b)
 #endif
 }
 
+#ifdef __AVX512VNNI__
+/* The 8 int32 lanes a[k] + a[k + 8]. */
+static inline __m256i halves_sum(__m512i a)
+{
+    return _mm256_add_epi32(_mm512_castsi512_si256(a), _mm512_extracti64x4_epi64(a, 1));
+}
+#endif
+
 /* Activation block i of column c. */
 static inline const struct gq_block_q8_k *act_block(const uint8_t *act, size_t act_stride, int c,
                                                     int i)
@@ -83,25 +99,35 @@ static inline __m256 acc_with_mins(__m256 acc, __m256i isum, __m256i bsums, __m2
     return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(mscale), acc);
 }
 
+/* The sum of the 8 int32 lanes of v (exact: the block sums are far below
+ * 2^31). */
+static inline int32_t hsum_i32(__m256i v)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* One block of a Q4_K/Q5_K/Q6_K product, added to a column's sum as the
+ * scalar kernels of dot.c add it: the integer sums isum (in lanes) and
+ * imin (the activations' 16-sums bsums times the mins mn16) are totalled
+ * exactly, then scaled and added, unfused.  So these products have the
+ * scalar kernels' bits, and those of the panel kernels. */
+static inline float k_block_step(float sum, __m256i isum, float d, float ad)
+{
+    return sum + d * ad * (float)hsum_i32(isum);
+}
+
+static inline float k_block_step_mins(float sum, __m256i isum, __m256i bsums, __m256i mn16, float d,
+                                      float dmin, float ad)
+{
+    sum = k_block_step(sum, isum, d, ad);
+    return sum - dmin * ad * (float)hsum_i32(_mm256_madd_epi16(bsums, mn16));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Q4_K                                                                      */
-
-/* The 8 six-bit scales (low 8 bytes) and mins (high 8 bytes) of a Q4_K
- * block, as in quant/blocks.h. */
-static inline __m128i q4k_scales_mins(const uint8_t *scales)
-{
-    /* 32-bit words u0 u1 u2 of the 12 bytes (and 4 bytes of qs beyond,
-     * unused): scales 0-3 = u0 & 0x3f..; 4-7 = (u2 & 0x0f..) | (u0 >> 6 &
-     * 3..) << 4; mins 0-3 = u1 & 0x3f..; 4-7 = (u2 >> 4 & 0x0f..) | (u1 >> 6
-     * & 3..) << 4 -- one word per lane. */
-    const __m128i v = _mm_loadu_si128((const __m128i *)scales);
-    const __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
-    const __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
-    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 0, 4)),
-                                     _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
-    const __m128i hi = _mm_and_si128(_mm_srli_epi32(b, 6), _mm_setr_epi32(0, 0x03030303, 0, 0x03030303));
-    return _mm_or_si128(lo, _mm_slli_epi32(hi, 4));
-}
 
 /* out[c * out_stride] = the Q4_K (with_high = 0) or Q5_K (1) row at row
  * (nb blocks) times activation column c, for c < C (C and with_high are
@@ -112,9 +138,9 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
 {
     const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
     const size_t block_bytes = with_high ? sizeof(struct gq_block_q5_k) : sizeof(struct gq_block_q4_k);
-    __m256 acc[MAX_TILE];
+    float acc[MAX_TILE];
     UNROLL
-    for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
+    for (int c = 0; c < C; c++) acc[c] = 0.0f;
     for (int i = 0; i < nb; i++) {
         /* Q4_K and Q5_K share d, dmin and scales; Q5_K has qh before qs */
         const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)(row + (size_t)i * block_bytes);
@@ -164,12 +190,83 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
         UNROLL
         for (int c = 0; c < C; c++) {
             const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
-            acc[c] = acc_with_mins(acc[c], isum[c][0], _mm256_loadu_si256((const __m256i *)a->bsums), mn16,
-                                   d * a->d, dmin * a->d);
+            acc[c] = k_block_step_mins(acc[c], isum[c][0], _mm256_loadu_si256((const __m256i *)a->bsums), mn16,
+                                       d, dmin, a->d);
         }
     }
-    store_sums(out, out_stride, acc, C);
+    UNROLL
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
 }
+
+#ifdef __AVX512VNNI__
+/* k4_tile() with 512-bit products: sub-blocks 2j and 2j + 1 (the low and
+ * high nibbles of qs[32 j ..]) side by side in one vector, as their 64
+ * activations lie in memory, so each column costs one load, one
+ * vpmaddubsw and one vpdpwssd per 64 weights.  The two halves of a
+ * block's sums are added (exactly, as integers) into the 8 lanes of
+ * k4_tile(), which then hold the same numbers: the two tiles give the
+ * same bits. */
+static inline __attribute__((always_inline)) void
+k4_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
+           float *out, size_t out_stride, const int with_high)
+{
+    const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+    /* the upper 256 bits take the high nibbles (and qh's next bit) */
+    const __m512i upper4 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+    const __m512i upper1 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1);
+    const size_t block_bytes = with_high ? sizeof(struct gq_block_q5_k) : sizeof(struct gq_block_q4_k);
+    float acc[MAX_TILE];
+    UNROLL
+    for (int c = 0; c < C; c++) acc[c] = 0.0f;
+    for (int i = 0; i < nb; i++) {
+        const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)(row + (size_t)i * block_bytes);
+        const struct gq_block_q5_k *w5 = (const struct gq_block_q5_k *)w;
+        const uint8_t *qs = with_high ? w5->qs : w->qs;
+        __m512i hbits = with_high ? _mm512_srlv_epi16(_mm512_broadcast_i64x4(
+                                                          _mm256_loadu_si256((const __m256i *)w5->qh)),
+                                                      upper1)
+                                  : _mm512_setzero_si512();
+        const __m128i scmn = q4k_scales_mins(w->scales);
+        const __m512i sc16 = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(scmn));
+        const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(
+            scmn, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
+        __m512i isum[MAX_TILE][4];
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            for (int a = 0; a < NACC(C); a++) isum[c][a] = _mm512_setzero_si512();
+        }
+        UNROLL
+        for (int j = 0; j < 4; j++) {
+            const __m512i qb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(qs + 32 * j)));
+            __m512i q = _mm512_and_si512(_mm512_srlv_epi16(qb, upper4), low4);
+            if (with_high) {
+                q = _mm512_or_si512(q, _mm512_and_si512(_mm512_slli_epi16(hbits, 4), bit4));
+                hbits = _mm512_srli_epi16(hbits, 2);
+            }
+            /* scale 2j for the lower 16 pair sums, 2j + 1 for the upper */
+            const __m512i s = _mm512_permutexvar_epi16(
+                _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * j)), _mm256_set1_epi16((short)(2 * j + 1)), 1),
+                sc16);
+            UNROLL
+            for (int c = 0; c < C; c++) {
+                const int8_t *y = act_block(act, act_stride, c, i)->qs + 64 * j;
+                __m512i *sa = &isum[c][j % NACC(C)];
+                *sa = _mm512_dpwssd_epi32(*sa, _mm512_maddubs_epi16(q, _mm512_loadu_si512(y)), s);
+            }
+        }
+        const float d = _cvtsh_ss(w->d), dmin = _cvtsh_ss(w->dmin);
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            for (int a = 1; a < NACC(C); a++) isum[c][0] = _mm512_add_epi32(isum[c][0], isum[c][a]);
+            const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
+            acc[c] = k_block_step_mins(acc[c], halves_sum(isum[c][0]),
+                                       _mm256_loadu_si256((const __m256i *)a->bsums), mn16, d, dmin, a->d);
+        }
+    }
+    UNROLL
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
+}
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Q6_K: sum (q - 32) y sc = sum q y sc - 32 sum sc bsum                    */
@@ -180,9 +277,9 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
 {
     (void)variant;
     const struct gq_block_q6_k *w = (const struct gq_block_q6_k *)row;
-    __m256 acc[MAX_TILE];
+    float acc[MAX_TILE];
     UNROLL
-    for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
+    for (int c = 0; c < C; c++) acc[c] = 0.0f;
     for (int i = 0; i < nb; i++, w++) {
         const __m128i sc8 = _mm_loadu_si128((const __m128i *)w->scales);
         __m256i isum[MAX_TILE][4];
@@ -216,11 +313,78 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
             const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
             const __m256i corr = _mm256_madd_epi16(sc16all, _mm256_loadu_si256((const __m256i *)a->bsums));
             const __m256i t = _mm256_sub_epi32(isum[c][0], _mm256_slli_epi32(corr, 5));
-            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(t), _mm256_set1_ps(d * a->d), acc[c]);
+            acc[c] = k_block_step(acc[c], t, d, a->d);
         }
     }
-    store_sums(out, out_stride, acc, C);
+    UNROLL
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
 }
+
+#ifdef __AVX512VNNI__
+/* q6k_tile() with 512-bit products: quants k = 2m and 2m + 1 of a half
+ * (q6k_quants()) side by side, the order of their 64 activations, with
+ * the four scales 8h + 4m .. 8h + 4m + 3 of their groups of 16; the halves
+ * of the sums added into q6k_tile()'s 8 lanes, which then hold the same
+ * numbers. */
+static inline __attribute__((always_inline)) void
+q6k_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
+            float *out, size_t out_stride, const int variant)
+{
+    (void)variant;
+    const __m512i low4 = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi8(3);
+    const __m512i upper2 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    /* pair sums 8g .. 8g + 7 take scale g of the four */
+    const __m512i sidx = _mm512_set_epi64(0x0003000300030003, 0x0003000300030003, 0x0002000200020002,
+                                          0x0002000200020002, 0x0001000100010001, 0x0001000100010001, 0, 0);
+    const struct gq_block_q6_k *w = (const struct gq_block_q6_k *)row;
+    float acc[MAX_TILE];
+    UNROLL
+    for (int c = 0; c < C; c++) acc[c] = 0.0f;
+    for (int i = 0; i < nb; i++, w++) {
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *)w->scales);
+        const __m512i sc16 = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(sc8));
+        __m512i isum[MAX_TILE][4];
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            for (int a = 0; a < NACC(C); a++) isum[c][a] = _mm512_setzero_si512();
+        }
+        UNROLL
+        for (int h = 0; h < 2; h++) {
+            const __m512i ql = _mm512_loadu_si512(w->ql + 64 * h);
+            /* qh, and qh >> 2 above it: bits 2k, 2k + 1 of quants k = 2m
+             * below, of k = 2m + 1 above, after a shift by 4m */
+            const __m512i qh = _mm512_srlv_epi16(
+                _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w->qh + 32 * h))), upper2);
+            UNROLL
+            for (int m = 0; m < 2; m++) {
+                const __m512i lo = _mm512_and_si512(m ? _mm512_srli_epi16(ql, 4) : ql, low4);
+                const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(qh, 4 * m), three);
+                const __m512i q = _mm512_or_si512(lo, _mm512_slli_epi16(hi, 4));
+                const __m512i s = _mm512_permutexvar_epi16(
+                    _mm512_add_epi16(sidx, _mm512_set1_epi16((short)(8 * h + 4 * m))), sc16);
+                UNROLL
+                for (int c = 0; c < C; c++) {
+                    const int8_t *y = act_block(act, act_stride, c, i)->qs + 128 * h + 64 * m;
+                    __m512i *sa = &isum[c][(2 * h + m) % NACC(C)];
+                    *sa = _mm512_dpwssd_epi32(*sa, _mm512_maddubs_epi16(q, _mm512_loadu_si512(y)), s);
+                }
+            }
+        }
+        const __m256i sc16all = _mm256_cvtepi8_epi16(sc8);
+        const float d = _cvtsh_ss(w->d);
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            for (int a = 1; a < NACC(C); a++) isum[c][0] = _mm512_add_epi32(isum[c][0], isum[c][a]);
+            const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
+            const __m256i corr = _mm256_madd_epi16(sc16all, _mm256_loadu_si256((const __m256i *)a->bsums));
+            const __m256i t = _mm256_sub_epi32(halves_sum(isum[c][0]), _mm256_slli_epi32(corr, 5));
+            acc[c] = k_block_step(acc[c], t, d, a->d);
+        }
+    }
+    UNROLL
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
+}
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Q2_K, Q3_K: 16 groups of 16 weights                                        */
@@ -519,10 +683,19 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
 /* gemm_NAME(): the gq_matmul_fn of a tile function TILE (its last argument
  * VARIANT) over blocks of QK weights, columns MAX_TILE at a time, then
  * the rest. */
-#define DEFINE_GEMM(NAME, TILE, VARIANT, QK)                                                 \
+#define DEFINE_GEMM(NAME, TILE, VARIANT, QK) DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, NULL)
+
+/* The same, giving products of at least PANEL_MIN columns to WIDE where
+ * that is not NULL. */
+#define DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, WIDE)                                      \
     static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
                      size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
     {                                                                                           \
+        const gq_matmul_fn wide = (WIDE);                                                       \
+        if (wide && ncols >= PANEL_MIN) {                                                       \
+            wide(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);               \
+            return;                                                                             \
+        }                                                                                       \
         const int nb = (int)(k / (QK));                                                         \
         const uint8_t *wb = w, *ab = act;                                                       \
         for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {                                     \
@@ -550,9 +723,15 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
 
 DEFINE_GEMM(gemm_q2_k, k16_tile, 0, GQ_QK_K)
 DEFINE_GEMM(gemm_q3_k, k16_tile, 1, GQ_QK_K)
+#ifdef __AVX512VNNI__
+DEFINE_GEMM_WIDE(gemm_q4_k, k4_tile512, 0, GQ_QK_K, gq_panel_q4_k)
+DEFINE_GEMM_WIDE(gemm_q5_k, k4_tile512, 1, GQ_QK_K, gq_panel_q5_k)
+DEFINE_GEMM_WIDE(gemm_q6_k, q6k_tile512, 0, GQ_QK_K, gq_panel_q6_k)
+#else
 DEFINE_GEMM(gemm_q4_k, k4_tile, 0, GQ_QK_K)
 DEFINE_GEMM(gemm_q5_k, k4_tile, 1, GQ_QK_K)
 DEFINE_GEMM(gemm_q6_k, q6k_tile, 0, GQ_QK_K)
+#endif
 DEFINE_GEMM_LEGACY(gemm_q4_0, q4_0_weights, struct gq_block_q4_0, 0)
 DEFINE_GEMM_LEGACY(gemm_q5_0, q5_0_weights, struct gq_block_q5_0, 0)
 DEFINE_GEMM_LEGACY(gemm_q8_0, q8_0_weights, struct gq_block_q8_0, 0)

@@ -123,7 +123,9 @@ GGUF_API int gguf_matmul_quantize(uint32_t wtype, const float *src, void *dst, i
  * The integer sum of each block is exact; the float steps after it may be
  * done in another order at each SIMD level, so results may differ by
  * rounding from the scalar path's: by at most 2 (k / 32 + 16) FLT_EPSILON
- * times the sum of the magnitudes of the scaled block terms.  At one SIMD
+ * times the sum of the magnitudes of the scaled block terms; for Q4_K,
+ * Q5_K and Q6_K weights every level takes them in the scalar order, and
+ * the results have the scalar path's bits.  At one SIMD
  * level, each output depends only on its row and column: a column gives
  * the same bits whatever other columns are multiplied with it, so each
  * entry of a batch is computed exactly as it would be alone.

@@ -63,6 +63,23 @@ static inline uint32_t load_u32(const uint8_t *p)
     return v;
 }
 
+/* The 8 six-bit scales (low 8 bytes) and mins (high 8 bytes) of a Q4_K
+ * block, as in quant/blocks.h. */
+static inline __m128i q4k_scales_mins(const uint8_t *scales)
+{
+    /* 32-bit words u0 u1 u2 of the 12 bytes (and 4 bytes of qs beyond,
+     * unused): scales 0-3 = u0 & 0x3f..; 4-7 = (u2 & 0x0f..) | (u0 >> 6 &
+     * 3..) << 4; mins 0-3 = u1 & 0x3f..; 4-7 = (u2 >> 4 & 0x0f..) | (u1 >> 6
+     * & 3..) << 4 -- one word per lane. */
+    const __m128i v = _mm_loadu_si128((const __m128i *)scales);
+    const __m128i a = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0)); /* u0 u2 u1 u2 */
+    const __m128i b = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0)); /* u0 u0 u1 u1 */
+    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(a, _mm_setr_epi32(0, 0, 0, 4)),
+                                     _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i hi = _mm_and_si128(_mm_srli_epi32(b, 6), _mm_setr_epi32(0, 0x03030303, 0, 0x03030303));
+    return _mm_or_si128(lo, _mm_slli_epi32(hi, 4));
+}
+
 /* Half h (0 or 1) of a Q6_K block: its 8 scales as int16 in both 128-bit
  * lanes, and the bytes of its quants (see q6k_quants()). */
 struct q6k_half {

@@ -322,6 +322,11 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
                 tol_ref(t, w, a + (size_t)c * (size_t)k, ac, row, k, &mag);
                 const double tl = GQ_DOT_TOL(k) * mag + 1e-30;
                 const float v = out[(size_t)c * o_stride + (size_t)r];
+                /* the K-quants with 8-bit activations keep the scalar bits */
+                if (t == GGUF_T_Q4_K || t == GGUF_T_Q5_K || t == GGUF_T_Q6_K)
+                    CHECK(memcmp(&v, &ref, sizeof v) == 0,
+                          "%s matmul %dx%d, %d columns, %s: [%d,%d] %.9g, scalar %.9g: not the same bits",
+                          ti.name, nr, k, nc, gguf_simd_name(l), r, c, v, ref);
                 CHECK(fabs((double)v - (double)ref) <= tl,
                       "%s matmul %s %dx%d, %d columns, %s: [%d,%d] %.9g, scalar %.9g, tol %.3g",
                       ti.name, raw ? "random" : "quantized", nr, k, nc, gguf_simd_name(l), r, c, v,
@@ -355,7 +360,7 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
 
 static void test_matmul(void)
 {
-    static const int ncols[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 17};
+    static const int ncols[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17};
     for (size_t i = 0; i < N_TYPES; i++) {
         const uint32_t t = types[i];
         const int bs = info(t).bs;
@@ -365,6 +370,9 @@ static void test_matmul(void)
         }
         check_matmul(t, 33, 1536 / bs * bs, 4, 0);
         if (bs == 32) check_matmul(t, 19, 1100 * 32, 9, 0); /* rows of more than 512 blocks */
+        /* panels of 16 columns and a partial one, activations repacked in
+         * chunks of blocks, more rows than one pass takes */
+        if (bs == 256) check_matmul(t, 261, 20 * bs, 17, 0);
         check_matmul(t, 0, bs, 4, 0); /* no rows: nothing to do */
         check_matmul(t, 3, bs, 0, 0); /* no columns */
         CHECK(gguf_matmul_act_type(t) == gq_dot_act_type(t), "%s act type", info(t).name);

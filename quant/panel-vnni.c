@@ -1,0 +1,302 @@
+/* panel-vnni.c -- Q4_K, Q5_K and Q6_K matrix products sixteen activation
+ * columns at a time, one column per 32-bit lane (AVX-512 VNNI).
+ *
+ * The row tiles of matmul-x86.c spread one output over the lanes of a
+ * vector, so every block of every output ends in a horizontal sum and a
+ * scalar scale.  Here a lane is an output: a block's four weight bytes
+ * k .. k + 3 are broadcast to all lanes and vpdpbusd multiplies them with
+ * bytes k .. k + 3 of sixteen columns at once, so the per-block work of
+ * scaling (sub-block scales as integers, d_w d_a, the mins) is done once
+ * for sixteen outputs.
+ *
+ * The activations are repacked for this, CHUNK blocks at a time, into
+ * struct panel_block: quad t of the block's 256 bytes holds bytes 4t ..
+ * 4t + 3 of each of the sixteen columns (the B layout of an int8 tile
+ * product), with the block sums and scales beside.  Weight rows are
+ * unpacked block by block into bytes, PR rows at a time, which then share
+ * each load of activations.
+ *
+ * The arithmetic is that of the scalar kernels of dot.c: each block's
+ * integer sums are exact, and its float steps are
+ *     sum += (d_w * d_a) * (float)isum;   sum -= (dmin_w * d_a) * (float)imin;
+ * in that order, block after block, unfused: the outputs have the scalar
+ * kernels' bits. */
+#include <config.h>
+
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "quant/blocks.h"
+#include "quant/dot.h"
+#include "quant/x86.h"
+
+#define PANEL 16 /* columns per panel: one per int32 lane */
+#define PR 4     /* weight rows multiplied together */
+#define CHUNK 8  /* activation blocks repacked at a time (39 KiB) */
+#define RG 256   /* rows per pass over a chunk of activations */
+
+/* The loops over rows and quads must be unrolled for the sums to stay in
+ * registers. */
+#define UNROLL _Pragma("GCC unroll 16")
+
+/* One Q8_K block of sixteen columns. */
+struct panel_block {
+    int8_t q[64][64];    /* [t][4c + j] = byte 4t + j of column c */
+    int32_t bs16[8][16]; /* [p][c] = bsums[2p], bsums[2p + 1] of column c as int16 */
+    int32_t bs32[4][16]; /* [p][c] = the sums over sub-blocks of 32 elements 2p, 2p + 1, as int16 */
+    float d[16];         /* [c] = d of column c */
+};
+
+static inline int32_t pair16(int a, int b)
+{
+    return (int32_t)(((uint32_t)(uint16_t)b << 16) | (uint16_t)a);
+}
+
+/* out[t] lane c = r[c] lane t: the transpose of 16 x 16 dwords. */
+static inline void transpose16(const __m512i r[16], __m512i out[16])
+{
+    __m512i t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    /* u[4i + j], 128-bit lane L: rows 4i .. 4i + 3 of element 4L + j */
+    for (int i = 0; i < 4; i++) {
+        u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int j = 0; j < 4; j++) {
+        const __m512i v0 = _mm512_shuffle_i32x4(u[j], u[4 + j], _MM_SHUFFLE(2, 0, 2, 0));
+        const __m512i w0 = _mm512_shuffle_i32x4(u[j], u[4 + j], _MM_SHUFFLE(3, 1, 3, 1));
+        const __m512i v1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(2, 0, 2, 0));
+        const __m512i w1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(3, 1, 3, 1));
+        out[j] = _mm512_shuffle_i32x4(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
+        out[8 + j] = _mm512_shuffle_i32x4(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
+        out[4 + j] = _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(2, 0, 2, 0));
+        out[12 + j] = _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+}
+
+/* Blocks i0 .. i0 + n - 1 of columns 0 .. nc - 1 (the others zero). */
+static void repack(struct panel_block *pb, const uint8_t *act, size_t act_stride, int nc, int i0,
+                   int n)
+{
+    for (int i = 0; i < n; i++, pb++) {
+        const struct gq_block_q8_k *a[PANEL];
+        for (int c = 0; c < nc; c++) a[c] = (const struct gq_block_q8_k *)(act + (size_t)c * act_stride) + i0 + i;
+        /* quads 16 q0 .. 16 q0 + 15 of the 16 columns */
+        for (int q0 = 0; q0 < 4; q0++) {
+            __m512i r[16], out[16];
+            for (int c = 0; c < PANEL; c++)
+                r[c] = c < nc ? _mm512_loadu_si512(a[c]->qs + 64 * q0) : _mm512_setzero_si512();
+            transpose16(r, out);
+            for (int t = 0; t < 16; t++) _mm512_store_si512(pb->q[16 * q0 + t], out[t]);
+        }
+        memset(pb->bs16, 0, sizeof pb->bs16);
+        memset(pb->bs32, 0, sizeof pb->bs32);
+        memset(pb->d, 0, sizeof pb->d);
+        for (int c = 0; c < nc; c++) {
+            int16_t bs[16];
+            memcpy(bs, a[c]->bsums, sizeof bs);
+            for (int p = 0; p < 8; p++) pb->bs16[p][c] = pair16(bs[2 * p], bs[2 * p + 1]);
+            for (int p = 0; p < 4; p++)
+                pb->bs32[p][c] = pair16(bs[4 * p] + bs[4 * p + 1], bs[4 * p + 2] + bs[4 * p + 3]);
+            pb->d[c] = a[c]->d;
+        }
+    }
+}
+
+/* A weight block unpacked: its 256 quants as bytes (unsigned), the scale
+ * of each sub-block, and the pairs that the block sums multiply. */
+struct wblock {
+    uint8_t q[256];
+    int32_t sc[16];   /* Q4_K/Q5_K: 8 sub-blocks of 32; Q6_K: 16 of 16 (signed) */
+    int32_t pair[8];  /* Q4_K/Q5_K: (mn 2p, mn 2p + 1); Q6_K: (sc 2p, sc 2p + 1) */
+    float d, dmin;
+};
+
+/* Q4_K (with_high 0) or Q5_K (1) block `blk`. */
+static inline __attribute__((always_inline)) void unpack_k4(struct wblock *u, const uint8_t *blk,
+                                                            const int with_high)
+{
+    const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)blk;
+    const struct gq_block_q5_k *w5 = (const struct gq_block_q5_k *)blk;
+    const uint8_t *qs = with_high ? w5->qs : w->qs;
+    const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
+    __m256i hbits = with_high ? _mm256_loadu_si256((const __m256i *)w5->qh) : _mm256_setzero_si256();
+    for (int j = 0; j < 4; j++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * j));
+        __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+        if (with_high) {
+            lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(hbits, 4), bit4));
+            hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(hbits, 3), bit4));
+            hbits = _mm256_srli_epi16(hbits, 2);
+        }
+        _mm256_storeu_si256((__m256i *)(u->q + 64 * j), lo);
+        _mm256_storeu_si256((__m256i *)(u->q + 64 * j + 32), hi);
+    }
+    const __m128i scmn = q4k_scales_mins(w->scales);
+    _mm256_storeu_si256((__m256i *)u->sc, _mm256_cvtepu8_epi32(scmn));
+    _mm_storeu_si128((__m128i *)u->pair, _mm_cvtepu8_epi16(_mm_srli_si128(scmn, 8)));
+    u->d = _cvtsh_ss(w->d);
+    u->dmin = _cvtsh_ss(w->dmin);
+}
+
+static inline void unpack_q6k(struct wblock *u, const uint8_t *blk)
+{
+    const struct gq_block_q6_k *w = (const struct gq_block_q6_k *)blk;
+    for (int h = 0; h < 2; h++) {
+        const struct q6k_half hv = q6k_load_half(w, h);
+        for (int k = 0; k < 4; k++)
+            _mm256_storeu_si256((__m256i *)(u->q + 128 * h + 32 * k), q6k_quants(hv.ql0, hv.ql1, hv.qh, k));
+    }
+    const __m128i sc8 = _mm_loadu_si128((const __m128i *)w->scales);
+    _mm512_storeu_si512(u->sc, _mm512_cvtepi8_epi32(sc8));
+    _mm256_storeu_si256((__m256i *)u->pair, _mm256_cvtepi8_epi16(sc8));
+    u->d = _cvtsh_ss(w->d);
+    u->dmin = 0.0f;
+}
+
+/* The 4 bytes of u->q at quad t, broadcast. */
+static inline __m512i quad(const struct wblock *u, int t)
+{
+    int32_t v;
+    memcpy(&v, u->q + 4 * t, 4);
+    return _mm512_set1_epi32(v);
+}
+
+/* acc[r] += the products of block pb with the weight blocks u[r], r < nr,
+ * as the scalar kernels take them (kind 0: Q4_K, Q5_K; kind 1: Q6_K). */
+static inline __attribute__((always_inline)) void
+block_rows(__m512 *acc, const struct wblock *u, const struct panel_block *pb, const int nr,
+           const int kind)
+{
+    const int groups = kind ? 16 : 8, quads = kind ? 4 : 8, npairs = kind ? 8 : 4;
+    __m512i isum[PR], corr[PR];
+    UNROLL
+    for (int r = 0; r < nr; r++) isum[r] = corr[r] = _mm512_setzero_si512();
+    for (int g = 0; g < groups; g++) {
+        /* two chains of products per row, each quad times 16 columns */
+        __m512i s0[PR], s1[PR];
+        UNROLL
+        for (int r = 0; r < nr; r++) s0[r] = s1[r] = _mm512_setzero_si512();
+        UNROLL
+        for (int t = 0; t < quads; t += 2) {
+            const __m512i y0 = _mm512_load_si512(pb->q[quads * g + t]);
+            const __m512i y1 = _mm512_load_si512(pb->q[quads * g + t + 1]);
+            UNROLL
+            for (int r = 0; r < nr; r++) {
+                s0[r] = _mm512_dpbusd_epi32(s0[r], quad(&u[r], quads * g + t), y0);
+                s1[r] = _mm512_dpbusd_epi32(s1[r], quad(&u[r], quads * g + t + 1), y1);
+            }
+        }
+        UNROLL
+        for (int r = 0; r < nr; r++)
+            isum[r] = _mm512_add_epi32(isum[r], _mm512_mullo_epi32(_mm512_add_epi32(s0[r], s1[r]),
+                                                                    _mm512_set1_epi32(u[r].sc[g])));
+    }
+    /* Q4_K/Q5_K: imin = sum of mn_g times the sums of sub-block g;
+     * Q6_K: sum of sc_g times the 16-sums (the -32 of its quants) */
+    for (int p = 0; p < npairs; p++) {
+        const __m512i b = _mm512_load_si512(kind ? pb->bs16[p] : pb->bs32[p]);
+        UNROLL
+        for (int r = 0; r < nr; r++)
+            corr[r] = _mm512_dpwssd_epi32(corr[r], _mm512_set1_epi32(u[r].pair[p]), b);
+    }
+    const __m512 ad = _mm512_load_ps(pb->d);
+    UNROLL
+    for (int r = 0; r < nr; r++) {
+        const __m512 dad = _mm512_mul_ps(_mm512_set1_ps(u[r].d), ad);
+        if (kind) {
+            const __m512i t = _mm512_sub_epi32(isum[r], _mm512_slli_epi32(corr[r], 5));
+            acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(dad, _mm512_cvtepi32_ps(t)));
+        } else {
+            acc[r] = _mm512_add_ps(acc[r], _mm512_mul_ps(dad, _mm512_cvtepi32_ps(isum[r])));
+            acc[r] = _mm512_sub_ps(acc[r], _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(u[r].dmin), ad),
+                                                         _mm512_cvtepi32_ps(corr[r])));
+        }
+    }
+}
+
+/* The rows r0 .. r1 - 1 over chunk blocks i0 .. i0 + n - 1: run[r - r0]
+ * holds their running sums. */
+static inline __attribute__((always_inline)) void
+chunk_rows(const uint8_t *w, size_t w_stride, int64_t r0, int64_t r1, const struct panel_block *pb,
+           int i0, int n, float (*run)[PANEL], const int type)
+{
+    const size_t block_bytes = type == GGUF_T_Q4_K   ? sizeof(struct gq_block_q4_k)
+                               : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
+                                                     : sizeof(struct gq_block_q6_k);
+    const int kind = type == GGUF_T_Q6_K;
+    struct wblock u[PR];
+    for (int64_t r = r0; r < r1; r += PR) {
+        const int nr = r1 - r < PR ? (int)(r1 - r) : PR;
+        __m512 acc[PR];
+        for (int j = 0; j < nr; j++) acc[j] = _mm512_loadu_ps(run[r - r0 + j]);
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < nr; j++) {
+                const uint8_t *blk = w + (size_t)(r + j) * w_stride + (size_t)(i0 + i) * block_bytes;
+                if (type == GGUF_T_Q4_K)
+                    unpack_k4(&u[j], blk, 0);
+                else if (type == GGUF_T_Q5_K)
+                    unpack_k4(&u[j], blk, 1);
+                else
+                    unpack_q6k(&u[j], blk);
+            }
+            switch (nr) {
+            case PR: block_rows(acc, u, pb + i, PR, kind); break;
+            case 3: block_rows(acc, u, pb + i, 3, kind); break;
+            case 2: block_rows(acc, u, pb + i, 2, kind); break;
+            default: block_rows(acc, u, pb + i, 1, kind); break;
+            }
+        }
+        for (int j = 0; j < nr; j++) _mm512_storeu_ps(run[r - r0 + j], acc[j]);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride,
+           int64_t ncols, float *out, size_t out_stride, const int type)
+{
+    const int nb = (int)(k / GQ_QK_K);
+    struct panel_block pb[CHUNK] __attribute__((aligned(64)));
+    float run[RG][PANEL] __attribute__((aligned(64)));
+    for (int64_t c0 = 0; c0 < ncols; c0 += PANEL) {
+        const int nc = ncols - c0 < PANEL ? (int)(ncols - c0) : PANEL;
+        const uint8_t *a = (const uint8_t *)act + (size_t)c0 * act_stride;
+        /* a row's blocks all fit in one chunk: repacked once for all rows */
+        if (nb <= CHUNK) repack(pb, a, act_stride, nc, 0, nb);
+        for (int64_t r0 = 0; r0 < nrows; r0 += RG) {
+            const int64_t r1 = nrows - r0 < RG ? nrows : r0 + RG;
+            memset(run, 0, sizeof run);
+            for (int i0 = 0; i0 < nb; i0 += CHUNK) {
+                const int n = nb - i0 < CHUNK ? nb - i0 : CHUNK;
+                if (nb > CHUNK) repack(pb, a, act_stride, nc, i0, n);
+                chunk_rows(w, w_stride, r0, r1, pb, i0, n, run, type);
+            }
+            for (int64_t r = r0; r < r1; r++)
+                for (int c = 0; c < nc; c++) out[(size_t)(c0 + c) * out_stride + (size_t)r] = run[r - r0][c];
+        }
+    }
+}
+
+void gq_panel_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+                   size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+{
+    panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_K);
+}
+
+void gq_panel_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+                   size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+{
+    panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_K);
+}
+
+void gq_panel_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+                   size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+{
+    panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q6_K);
+}
