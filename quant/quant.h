@@ -96,7 +96,9 @@ GGUF_API int gguf_convert_rows(uint32_t from, const void *src, uint32_t to, void
  * Weight types: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (activations Q8_0, or Q8_1 for
  * Q4_1 and Q5_1: Q8_0's quants with d and the half d * sum(q) in front)
  * and Q2_K .. Q6_K (activations Q8_K).  Functions here are single-threaded
- * and reentrant; split the rows of a matrix among threads. */
+ * and reentrant; split the rows of a matrix among threads.  gguf_matmul()
+ * keeps its working buffers on the stack: up to about 56 KiB (allocating
+ * nothing). */
 
 /* The activation type (GGUF_T_Q8_0, GGUF_T_Q8_1 or GGUF_T_Q8_K) paired
  * with weight type `wtype`, or GGUF_T_COUNT when gguf_matmul() does not
