@@ -198,76 +198,6 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
     for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
 }
 
-#ifdef __AVX512VNNI__
-/* k4_tile() with 512-bit products: sub-blocks 2j and 2j + 1 (the low and
- * high nibbles of qs[32 j ..]) side by side in one vector, as their 64
- * activations lie in memory, so each column costs one load, one
- * vpmaddubsw and one vpdpwssd per 64 weights.  The two halves of a
- * block's sums are added (exactly, as integers) into the 8 lanes of
- * k4_tile(), which then hold the same numbers: the two tiles give the
- * same bits. */
-static inline __attribute__((always_inline)) void
-k4_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
-           float *out, size_t out_stride, const int with_high)
-{
-    const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
-    /* the upper 256 bits take the high nibbles (and qh's next bit) */
-    const __m512i upper4 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
-    const __m512i upper1 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1);
-    const size_t block_bytes = with_high ? sizeof(struct gq_block_q5_k) : sizeof(struct gq_block_q4_k);
-    float acc[MAX_TILE];
-    UNROLL
-    for (int c = 0; c < C; c++) acc[c] = 0.0f;
-    for (int i = 0; i < nb; i++) {
-        const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)(row + (size_t)i * block_bytes);
-        const struct gq_block_q5_k *w5 = (const struct gq_block_q5_k *)w;
-        const uint8_t *qs = with_high ? w5->qs : w->qs;
-        __m512i hbits = with_high ? _mm512_srlv_epi16(_mm512_broadcast_i64x4(
-                                                          _mm256_loadu_si256((const __m256i *)w5->qh)),
-                                                      upper1)
-                                  : _mm512_setzero_si512();
-        const __m128i scmn = q4k_scales_mins(w->scales);
-        const __m512i sc16 = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(scmn));
-        const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(
-            scmn, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
-        __m512i isum[MAX_TILE][4];
-        UNROLL
-        for (int c = 0; c < C; c++) {
-            for (int a = 0; a < NACC(C); a++) isum[c][a] = _mm512_setzero_si512();
-        }
-        UNROLL
-        for (int j = 0; j < 4; j++) {
-            const __m512i qb = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(qs + 32 * j)));
-            __m512i q = _mm512_and_si512(_mm512_srlv_epi16(qb, upper4), low4);
-            if (with_high) {
-                q = _mm512_or_si512(q, _mm512_and_si512(_mm512_slli_epi16(hbits, 4), bit4));
-                hbits = _mm512_srli_epi16(hbits, 2);
-            }
-            /* scale 2j for the lower 16 pair sums, 2j + 1 for the upper */
-            const __m512i s = _mm512_permutexvar_epi16(
-                _mm512_inserti64x4(_mm512_set1_epi16((short)(2 * j)), _mm256_set1_epi16((short)(2 * j + 1)), 1),
-                sc16);
-            UNROLL
-            for (int c = 0; c < C; c++) {
-                const int8_t *y = act_block(act, act_stride, c, i)->qs + 64 * j;
-                __m512i *sa = &isum[c][j % NACC(C)];
-                *sa = _mm512_dpwssd_epi32(*sa, _mm512_maddubs_epi16(q, _mm512_loadu_si512(y)), s);
-            }
-        }
-        const float d = _cvtsh_ss(w->d), dmin = _cvtsh_ss(w->dmin);
-        UNROLL
-        for (int c = 0; c < C; c++) {
-            for (int a = 1; a < NACC(C); a++) isum[c][0] = _mm512_add_epi32(isum[c][0], isum[c][a]);
-            const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
-            acc[c] = k_block_step_mins(acc[c], halves_sum(isum[c][0]),
-                                       _mm256_loadu_si256((const __m256i *)a->bsums), mn16, d, dmin, a->d);
-        }
-    }
-    UNROLL
-    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
-}
-#endif
-
 /* ------------------------------------------------------------------------ */
 /* Q6_K: sum (q - 32) y sc = sum q y sc - 32 sum sc bsum                    */
 
@@ -724,8 +654,8 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
 DEFINE_GEMM(gemm_q2_k, k16_tile, 0, GQ_QK_K)
 DEFINE_GEMM(gemm_q3_k, k16_tile, 1, GQ_QK_K)
 #ifdef __AVX512VNNI__
-DEFINE_GEMM_WIDE(gemm_q4_k, k4_tile512, 0, GQ_QK_K, gq_panel_q4_k)
-DEFINE_GEMM_WIDE(gemm_q5_k, k4_tile512, 1, GQ_QK_K, gq_panel_q5_k)
+DEFINE_GEMM_WIDE(gemm_q4_k, k4_tile, 0, GQ_QK_K, gq_panel_q4_k)
+DEFINE_GEMM_WIDE(gemm_q5_k, k4_tile, 1, GQ_QK_K, gq_panel_q5_k)
 DEFINE_GEMM_WIDE(gemm_q6_k, q6k_tile512, 0, GQ_QK_K, gq_panel_q6_k)
 #else
 DEFINE_GEMM(gemm_q4_k, k4_tile, 0, GQ_QK_K)
