@@ -129,6 +129,14 @@ GQ_HIDDEN void gq_panel_q5_k(int64_t k, const void *w, size_t w_stride, int64_t 
 GQ_HIDDEN void gq_panel_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                              size_t act_stride, int64_t ncols, float *out, size_t out_stride);
 #endif
+#ifdef GQ_HAVE_AMX
+/* The same with AMX int8 tiles (panel-vnni.c compiled with AMX), for
+ * products of GQ_PANEL_MIN columns or more where the CPU and the kernel
+ * allow AMX. */
+extern GQ_HIDDEN const struct gq_matmul_kernels gq_matmul_amx;
+#endif
+/* Products of this many columns or more go to the panel kernels. */
+#define GQ_PANEL_MIN 6
 
 /* The reference quantizer of Q8_1 (dot.c). */
 GQ_HIDDEN void gq_quant_q8_1(const float *src, void *dst, int64_t n);

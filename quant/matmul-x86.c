@@ -18,7 +18,7 @@
  * For the other types it is scaled and accumulated per float lane, block
  * after block, and the lanes are added at the end of the row: a different
  * order of float additions from the scalar kernels (see quant/quant.h for
- * the bound).  With VNNI, Q4_K, Q5_K and Q6_K products of PANEL_MIN
+ * the bound).  With VNNI, Q4_K, Q5_K and Q6_K products of GQ_PANEL_MIN
  * columns or more go to panel-vnni.c, sixteen columns per vector.
  *
  * Rows are taken ROW_BLOCK at a time, and for each such block every tile
@@ -35,11 +35,6 @@
 #include "quant/x86.h"
 
 #define ROW_BLOCK 16
-/* Products of this many columns or more go to the panel kernels
- * (panel-vnni.c), where there are some. */
-#ifndef PANEL_MIN
-#define PANEL_MIN 6
-#endif
 /* Columns per tile: as many as the vector registers hold sums for. */
 #ifdef __AVX512VNNI__
 #define MAX_TILE 8
@@ -615,14 +610,14 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
  * the rest. */
 #define DEFINE_GEMM(NAME, TILE, VARIANT, QK) DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, NULL)
 
-/* The same, giving products of at least PANEL_MIN columns to WIDE where
+/* The same, giving products of at least GQ_PANEL_MIN columns to WIDE where
  * that is not NULL. */
 #define DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, WIDE)                                      \
     static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
                      size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
     {                                                                                           \
         const gq_matmul_fn wide = (WIDE);                                                       \
-        if (wide && ncols >= PANEL_MIN) {                                                       \
+        if (wide && ncols >= GQ_PANEL_MIN) {                                                       \
             wide(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);               \
             return;                                                                             \
         }                                                                                       \

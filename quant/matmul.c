@@ -60,8 +60,12 @@ static void gemm_generic(gq_dot_fn dot, int64_t k, const void *w, size_t w_strid
 }
 
 /* The product kernel of wtype at `level`, or NULL for the generic one. */
-static gq_matmul_fn gemm_kernel_at(int level, uint32_t wtype)
+static gq_matmul_fn gemm_kernel_at(int level, uint32_t wtype, int64_t ncols)
 {
+#ifdef GQ_HAVE_AMX
+    if (level >= GGUF_SIMD_AMX && ncols >= GQ_PANEL_MIN && gq_matmul_amx.gemm[wtype])
+        return gq_matmul_amx.gemm[wtype];
+#endif
 #ifdef GQ_HAVE_AVX512
     if (level >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni") &&
         gq_matmul_avx512.gemm[wtype])
@@ -72,6 +76,7 @@ static gq_matmul_fn gemm_kernel_at(int level, uint32_t wtype)
 #endif
     (void)level;
     (void)wtype;
+    (void)ncols;
     return NULL;
 }
 
@@ -85,7 +90,7 @@ int gguf_matmul(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, i
     const int level = gguf_simd_get();
     /* For one column of 32-weight blocks the dot kernels, which sum in
      * vector lanes across blocks, are faster than the tiles. */
-    const gq_matmul_fn gemm = ncols == 1 && bs == GQ_QK ? NULL : gemm_kernel_at(level, wtype);
+    const gq_matmul_fn gemm = ncols == 1 && bs == GQ_QK ? NULL : gemm_kernel_at(level, wtype, ncols);
     if (gemm)
         gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
     else

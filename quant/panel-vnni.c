@@ -31,8 +31,22 @@
 #include "quant/dot.h"
 #include "quant/x86.h"
 
+/* Compiled twice: with VNNI (gq_panel_*) and, with GQ_PANEL_AMX, with AMX
+ * int8 tiles for Q4_K and Q5_K (gq_matmul_amx): sixteen rows at a time,
+ * one tile product per sub-block of 32, whose sums take the sub-block
+ * scales as block_rows() applies them (tile_rows()).  Same arithmetic,
+ * same bits. */
+#ifdef GQ_PANEL_AMX
+#define PANEL_FN(t) panel_amx_##t
+#define PANEL_DEF static void
+#else
+#define PANEL_FN(t) gq_panel_##t
+#define PANEL_DEF void
+#endif
+
 #define PANEL 16 /* columns per panel: one per int32 lane */
 #define PR 4     /* weight rows multiplied together */
+#define TR 16    /* the same with AMX: the rows of a tile */
 #define CHUNK 8  /* activation blocks repacked at a time (39 KiB) */
 #define RG 256   /* rows per pass over a chunk of activations */
 
@@ -168,36 +182,18 @@ static inline __m512i quad(const struct wblock *u, int t)
     return _mm512_set1_epi32(v);
 }
 
-/* acc[r] += the products of block pb with the weight blocks u[r], r < nr,
- * as the scalar kernels take them (kind 0: Q4_K, Q5_K; kind 1: Q6_K). */
+/* acc[r] += block pb times weight block u[r] (r < nr), given isum[r], the
+ * products with the sub-block scales applied: the corrections from the
+ * activations' block sums, then the float steps of the scalar kernels
+ * (kind 0: Q4_K, Q5_K; kind 1: Q6_K). */
 static inline __attribute__((always_inline)) void
-block_rows(__m512 *acc, const struct wblock *u, const struct panel_block *pb, const int nr,
-           const int kind)
+block_finish(__m512 *acc, const __m512i *isum, const struct wblock *u, const struct panel_block *pb,
+             const int nr, const int kind)
 {
-    const int groups = kind ? 16 : 8, quads = kind ? 4 : 8, npairs = kind ? 8 : 4;
-    __m512i isum[PR], corr[PR];
+    const int npairs = kind ? 8 : 4;
+    __m512i corr[TR];
     UNROLL
-    for (int r = 0; r < nr; r++) isum[r] = corr[r] = _mm512_setzero_si512();
-    for (int g = 0; g < groups; g++) {
-        /* two chains of products per row, each quad times 16 columns */
-        __m512i s0[PR], s1[PR];
-        UNROLL
-        for (int r = 0; r < nr; r++) s0[r] = s1[r] = _mm512_setzero_si512();
-        UNROLL
-        for (int t = 0; t < quads; t += 2) {
-            const __m512i y0 = _mm512_load_si512(pb->q[quads * g + t]);
-            const __m512i y1 = _mm512_load_si512(pb->q[quads * g + t + 1]);
-            UNROLL
-            for (int r = 0; r < nr; r++) {
-                s0[r] = _mm512_dpbusd_epi32(s0[r], quad(&u[r], quads * g + t), y0);
-                s1[r] = _mm512_dpbusd_epi32(s1[r], quad(&u[r], quads * g + t + 1), y1);
-            }
-        }
-        UNROLL
-        for (int r = 0; r < nr; r++)
-            isum[r] = _mm512_add_epi32(isum[r], _mm512_mullo_epi32(_mm512_add_epi32(s0[r], s1[r]),
-                                                                    _mm512_set1_epi32(u[r].sc[g])));
-    }
+    for (int r = 0; r < nr; r++) corr[r] = _mm512_setzero_si512();
     /* Q4_K/Q5_K: imin = sum of mn_g times the sums of sub-block g;
      * Q6_K: sum of sc_g times the 16-sums (the -32 of its quants) */
     for (int p = 0; p < npairs; p++) {
@@ -221,6 +217,104 @@ block_rows(__m512 *acc, const struct wblock *u, const struct panel_block *pb, co
     }
 }
 
+/* acc[r] += the products of block pb with the weight blocks u[r], r < nr,
+ * as the scalar kernels take them (kind 0: Q4_K, Q5_K; kind 1: Q6_K). */
+static inline __attribute__((always_inline)) void
+block_rows(__m512 *acc, const struct wblock *u, const struct panel_block *pb, const int nr,
+           const int kind)
+{
+    const int groups = kind ? 16 : 8, quads = kind ? 4 : 8;
+    __m512i isum[PR];
+    UNROLL
+    for (int r = 0; r < nr; r++) isum[r] = _mm512_setzero_si512();
+    for (int g = 0; g < groups; g++) {
+        /* two chains of products per row, each quad times 16 columns */
+        __m512i s0[PR], s1[PR];
+        UNROLL
+        for (int r = 0; r < nr; r++) s0[r] = s1[r] = _mm512_setzero_si512();
+        UNROLL
+        for (int t = 0; t < quads; t += 2) {
+            const __m512i y0 = _mm512_load_si512(pb->q[quads * g + t]);
+            const __m512i y1 = _mm512_load_si512(pb->q[quads * g + t + 1]);
+            UNROLL
+            for (int r = 0; r < nr; r++) {
+                s0[r] = _mm512_dpbusd_epi32(s0[r], quad(&u[r], quads * g + t), y0);
+                s1[r] = _mm512_dpbusd_epi32(s1[r], quad(&u[r], quads * g + t + 1), y1);
+            }
+        }
+        UNROLL
+        for (int r = 0; r < nr; r++)
+            isum[r] = _mm512_add_epi32(isum[r], _mm512_mullo_epi32(_mm512_add_epi32(s0[r], s1[r]),
+                                                                    _mm512_set1_epi32(u[r].sc[g])));
+    }
+    block_finish(acc, isum, u, pb, nr, kind);
+}
+
+/* Weight block blk of type `type` into u. */
+static inline __attribute__((always_inline)) void unpack(struct wblock *u, const uint8_t *blk,
+                                                         const int type)
+{
+    if (type == GGUF_T_Q4_K)
+        unpack_k4(u, blk, 0);
+    else if (type == GGUF_T_Q5_K)
+        unpack_k4(u, blk, 1);
+    else
+        unpack_q6k(u, blk);
+}
+
+#ifdef GQ_PANEL_AMX
+/* The layout ldtilecfg reads. */
+struct tile_config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+};
+
+/* Tiles 0 and 3: sums (16 x 16 int32); 1: the quants of a sub-block of
+ * 32; 2: its activations.  Static and constant, so that every byte is
+ * there when ldtilecfg reads it. */
+static const struct tile_config tile_config __attribute__((aligned(64))) = {
+    .palette = 1, .colsb = {64, 32, 64, 64}, .rows = {TR, TR, 8, TR}};
+
+/* block_rows() for TR rows with AMX: per sub-block one int8 tile product
+ * of the rows' unpacked quants (tile 1) with the activations (tile 2, as
+ * struct panel_block holds them), whose int32 sums then take the sub-block
+ * scales. */
+static inline __attribute__((always_inline)) void
+tile_rows(__m512 *acc, const struct wblock *u, const struct panel_block *pb)
+{
+    int32_t c[2][TR][PANEL] __attribute__((aligned(64)));
+    __m512i isum[TR];
+    UNROLL
+    for (int r = 0; r < TR; r++) isum[r] = _mm512_setzero_si512();
+    /* The sums of sub-block g go to tile 0 or 3 and memory c[g % 2]; they
+     * are read while the tiles compute sub-block g + 1, as a tile store
+     * reaches loads late. */
+    for (int g = 0; g <= 8; g++) {
+        if (g < 8) {
+            _tile_loadd(1, u[0].q + 32 * g, sizeof(struct wblock));
+            _tile_loadd(2, pb->q[8 * g], 64);
+            if (g % 2) {
+                _tile_zero(3);
+                _tile_dpbusd(3, 1, 2);
+                _tile_stored(3, c[1], 64);
+            } else {
+                _tile_zero(0);
+                _tile_dpbusd(0, 1, 2);
+                _tile_stored(0, c[0], 64);
+            }
+        }
+        if (g > 0) {
+            UNROLL
+            for (int r = 0; r < TR; r++)
+                isum[r] = _mm512_add_epi32(isum[r], _mm512_mullo_epi32(_mm512_load_si512(c[(g - 1) % 2][r]),
+                                                                        _mm512_set1_epi32(u[r].sc[g - 1])));
+        }
+    }
+    block_finish(acc, isum, u, pb, TR, 0);
+}
+#endif
+
 /* The rows r0 .. r1 - 1 over chunk blocks i0 .. i0 + n - 1: run[r - r0]
  * holds their running sums. */
 static inline __attribute__((always_inline)) void
@@ -231,21 +325,28 @@ chunk_rows(const uint8_t *w, size_t w_stride, int64_t r0, int64_t r1, const stru
                                : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
                                                      : sizeof(struct gq_block_q6_k);
     const int kind = type == GGUF_T_Q6_K;
-    struct wblock u[PR];
-    for (int64_t r = r0; r < r1; r += PR) {
+    int64_t r = r0;
+#ifdef GQ_PANEL_AMX
+    for (; !kind && r1 - r >= TR; r += TR) {
+        struct wblock u[TR];
+        __m512 acc[TR];
+        for (int j = 0; j < TR; j++) acc[j] = _mm512_loadu_ps(run[r - r0 + j]);
+        for (int i = 0; i < n; i++) {
+            for (int j = 0; j < TR; j++)
+                unpack(&u[j], w + (size_t)(r + j) * w_stride + (size_t)(i0 + i) * block_bytes, type);
+            tile_rows(acc, u, pb + i);
+        }
+        for (int j = 0; j < TR; j++) _mm512_storeu_ps(run[r - r0 + j], acc[j]);
+    }
+#endif
+    for (; r < r1; r += PR) {
+        struct wblock u[PR];
         const int nr = r1 - r < PR ? (int)(r1 - r) : PR;
         __m512 acc[PR];
         for (int j = 0; j < nr; j++) acc[j] = _mm512_loadu_ps(run[r - r0 + j]);
         for (int i = 0; i < n; i++) {
-            for (int j = 0; j < nr; j++) {
-                const uint8_t *blk = w + (size_t)(r + j) * w_stride + (size_t)(i0 + i) * block_bytes;
-                if (type == GGUF_T_Q4_K)
-                    unpack_k4(&u[j], blk, 0);
-                else if (type == GGUF_T_Q5_K)
-                    unpack_k4(&u[j], blk, 1);
-                else
-                    unpack_q6k(&u[j], blk);
-            }
+            for (int j = 0; j < nr; j++)
+                unpack(&u[j], w + (size_t)(r + j) * w_stride + (size_t)(i0 + i) * block_bytes, type);
             switch (nr) {
             case PR: block_rows(acc, u, pb + i, PR, kind); break;
             case 3: block_rows(acc, u, pb + i, 3, kind); break;
@@ -262,6 +363,9 @@ panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void 
            int64_t ncols, float *out, size_t out_stride, const int type)
 {
     const int nb = (int)(k / GQ_QK_K);
+#ifdef GQ_PANEL_AMX
+    if (nrows >= TR) _tile_loadconfig(&tile_config);
+#endif
     struct panel_block pb[CHUNK] __attribute__((aligned(64)));
     float run[RG][PANEL] __attribute__((aligned(64)));
     for (int64_t c0 = 0; c0 < ncols; c0 += PANEL) {
@@ -281,22 +385,36 @@ panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void 
                 for (int c = 0; c < nc; c++) out[(size_t)(c0 + c) * out_stride + (size_t)r] = run[r - r0][c];
         }
     }
+#ifdef GQ_PANEL_AMX
+    if (nrows >= TR) _tile_release();
+#endif
 }
 
-void gq_panel_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+PANEL_DEF PANEL_FN(q4_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
     panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_K);
 }
 
-void gq_panel_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+PANEL_DEF PANEL_FN(q5_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
     panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_K);
 }
 
-void gq_panel_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+#ifndef GQ_PANEL_AMX /* Q6_K's sub-blocks of 16 gain nothing from the tiles */
+PANEL_DEF PANEL_FN(q6_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
     panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q6_K);
 }
+#endif
+
+#ifdef GQ_PANEL_AMX
+const struct gq_matmul_kernels gq_matmul_amx = {
+    .gemm = {
+        [GGUF_T_Q4_K] = panel_amx_q4_k,
+        [GGUF_T_Q5_K] = panel_amx_q5_k,
+    },
+};
+#endif

@@ -97,7 +97,7 @@ GGUF_API int gguf_convert_rows(uint32_t from, const void *src, uint32_t to, void
  * Q4_1 and Q5_1: Q8_0's quants with d and the half d * sum(q) in front)
  * and Q2_K .. Q6_K (activations Q8_K).  Functions here are single-threaded
  * and reentrant; split the rows of a matrix among threads.  gguf_matmul()
- * keeps its working buffers on the stack: up to about 56 KiB (allocating
+ * keeps its working buffers on the stack: up to about 64 KiB (allocating
  * nothing). */
 
 /* The activation type (GGUF_T_Q8_0, GGUF_T_Q8_1 or GGUF_T_Q8_K) paired
@@ -170,12 +170,16 @@ GGUF_API void gguf_vec_silu_mul(float *g, const float *u, int64_t n);
 enum gguf_simd {
     GGUF_SIMD_SCALAR = 0,   /* plain C, the reference */
     GGUF_SIMD_AVX2 = 1,     /* AVX2 + FMA + F16C */
-    GGUF_SIMD_AVX512 = 2    /* AVX-512 F/BW/VL (+VNNI where used) */
+    GGUF_SIMD_AVX512 = 2,   /* AVX-512 F/BW/VL (+VNNI where used) */
+    GGUF_SIMD_AMX = 3       /* AVX-512 with VNNI, and the AMX int8 tiles for
+                               Q4_K and Q5_K matrix products (Linux; asking
+                               for it asks the kernel once for the tile
+                               state, which enlarges signal frames) */
 };
 
 /* The best path this CPU (and build) supports. */
 GGUF_API int gguf_simd_best(void);
-/* The path in use; by default the best one, or GGUF_SIMD=scalar|avx2|avx512
+/* The path in use; by default the best one, or GGUF_SIMD=scalar|avx2|avx512|amx
  * from the environment (read at the first call) when the CPU and build
  * support it.  Thread-safe. */
 GGUF_API int gguf_simd_get(void);
@@ -186,7 +190,7 @@ GGUF_API int gguf_simd_get(void);
  * gguf_matmul() results may differ (within its bound) between calls made
  * before and after (see gguf.h, Threads). */
 GGUF_API int gguf_simd_set(int level);
-/* "scalar", "avx2", "avx512"; NULL for any other value. */
+/* "scalar", "avx2", "avx512", "amx"; NULL for any other value. */
 GGUF_API const char *gguf_simd_name(int level);
 
 #ifdef __cplusplus

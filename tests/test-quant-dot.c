@@ -36,7 +36,7 @@
 #include "quant/quant.h"
 #include "tests/testutil.h"
 
-#define N_LEVELS 3
+#define N_LEVELS 4
 
 static const uint32_t types[] = {
     GGUF_T_Q4_0, GGUF_T_Q4_1, GGUF_T_Q5_0, GGUF_T_Q5_1, GGUF_T_Q8_0,
@@ -518,6 +518,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "note: avx512 matrix products %s\n",
                 __builtin_cpu_supports("avx512vnni") ? "use the VNNI kernels"
                                                      : "use the AVX2 kernels (no VNNI here)");
+    fprintf(stderr, "note: %s\n",
+            level_ok[GGUF_SIMD_AMX] ? "the amx level's K-quant products (AMX int8 tiles) were checked"
+                                    : "no amx level here (CPU, build or kernel): its products were not checked");
 #endif
     tu_finish();
     return 0;

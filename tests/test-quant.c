@@ -509,7 +509,7 @@ static void test_simd(void)
     CHECK(gguf_simd_get() == GGUF_SIMD_SCALAR, "GGUF_SIMD=scalar ignored: level %d",
           gguf_simd_get());
     int best = gguf_simd_best();
-    CHECK(best >= GGUF_SIMD_SCALAR && best <= GGUF_SIMD_AVX512, "best level %d", best);
+    CHECK(best >= GGUF_SIMD_SCALAR && best <= GGUF_SIMD_AMX, "best level %d", best);
     CHECK(gguf_simd_set(best) == GGUF_OK && gguf_simd_get() == best, "set the best level");
     CHECK(gguf_simd_set(GGUF_SIMD_SCALAR) == GGUF_OK && gguf_simd_get() == GGUF_SIMD_SCALAR,
           "set scalar");
@@ -522,7 +522,9 @@ static void test_simd(void)
           "avx2 name");
     CHECK(gguf_simd_name(GGUF_SIMD_AVX512) &&
           strcmp(gguf_simd_name(GGUF_SIMD_AVX512), "avx512") == 0, "avx512 name");
-    CHECK(gguf_simd_name(3) == NULL && gguf_simd_name(-1) == NULL, "unknown level names");
+    CHECK(gguf_simd_name(GGUF_SIMD_AMX) && strcmp(gguf_simd_name(GGUF_SIMD_AMX), "amx") == 0,
+          "amx name");
+    CHECK(gguf_simd_name(4) == NULL && gguf_simd_name(-1) == NULL, "unknown level names");
     printf("SIMD: best %s\n", gguf_simd_name(best));
     gguf_simd_set(best);
 }
