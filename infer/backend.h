@@ -13,6 +13,8 @@
 #ifndef QWEN_BACKEND_H
 #define QWEN_BACKEND_H
 
+#include <stddef.h>
+
 #include "gguf/gguf.h"
 #include "infer/context.h"
 #include "infer/model.h"
@@ -34,11 +36,24 @@ typedef struct qwen_backend {
     int (*set_threads)(void *impl, int n, gguf_error *err);
     int (*threads)(const void *impl);
     void (*set_plain)(void *impl, int plain);
+    /* A line on the device for --stats (its name, the memory in use),
+     * into buf (cap bytes, NUL-terminated). */
+    void (*describe)(const void *impl, char *buf, size_t cap);
     void (*close)(void *impl);
 } qwen_backend;
 
 /* The CPU backend (infer/cpu/). */
 extern const qwen_backend qwen_backend_cpu;
+
+/* Most backends a program has. */
+#define QWEN_MAX_BACKENDS 8
+
+/* Adds backend be (which must outlive every context on it) to those
+ * qwen_context_new() finds by name: the CPU's is always there; a program
+ * built with another (infer/cuda/cuda.h) adds it before making contexts.
+ * Adding one twice does nothing.  Returns GGUF_OK; GGUF_E_INVALID for a
+ * name already taken by another backend or more than QWEN_MAX_BACKENDS. */
+int qwen_backend_add(const qwen_backend *be);
 
 #ifdef __cplusplus
 }

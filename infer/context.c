@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,17 +25,34 @@ struct qwen_context {
     uint32_t n_last;        /* entries of the last batch */
 };
 
-static const qwen_backend *const backends[] = {&qwen_backend_cpu};
-#define N_BACKENDS (sizeof backends / sizeof backends[0])
+/* The backends by name: the CPU's, then those programs add. */
+static const qwen_backend *backends[QWEN_MAX_BACKENDS] = {&qwen_backend_cpu};
+static size_t n_backends = 1;
+static char backend_names[QWEN_MAX_BACKENDS * 16] = "cpu";
+
+int qwen_backend_add(const qwen_backend *be)
+{
+    for (size_t i = 0; i < n_backends; i++) {
+        if (backends[i] == be) return GGUF_OK;
+        if (strcmp(backends[i]->name, be->name) == 0) return GGUF_E_INVALID;
+    }
+    const size_t len = strlen(backend_names);
+    if (n_backends == QWEN_MAX_BACKENDS ||
+        strlen(be->name) + 3 > sizeof backend_names - len)
+        return GGUF_E_INVALID;
+    backends[n_backends++] = be;
+    snprintf(backend_names + len, sizeof backend_names - len, ", %s", be->name);
+    return GGUF_OK;
+}
 
 const char *qwen_backend_names(void)
 {
-    return "cpu";
+    return backend_names;
 }
 
 qwen_params qwen_params_defaults(void)
 {
-    qwen_params p = {"cpu", 4096, 1, 512, 0, 0, 0};
+    qwen_params p = {"cpu", 4096, 1, 512, 0, 0, 0, NULL, NULL};
     return p;
 }
 
@@ -85,7 +103,7 @@ int qwen_context_new(qwen_context **out, const qwen_model *m, const qwen_params 
     const char *name = gguf_name(m->file);
     const char *want = p->backend ? p->backend : "cpu";
     const qwen_backend *be = NULL;
-    for (size_t i = 0; i < N_BACKENDS; i++)
+    for (size_t i = 0; i < n_backends; i++)
         if (strcmp(backends[i]->name, want) == 0) be = backends[i];
     if (!be)
         return qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
@@ -251,4 +269,10 @@ void qwen_context_set_plain(qwen_context *ctx, int plain)
 {
     ctx->p.plain = plain != 0;
     ctx->be->set_plain(ctx->impl, ctx->p.plain);
+}
+
+void qwen_context_describe(const qwen_context *ctx, char *buf, size_t cap)
+{
+    if (cap == 0) return;
+    ctx->be->describe(ctx->impl, buf, cap);
 }

@@ -24,6 +24,7 @@
 #ifndef QWEN_CONTEXT_H
 #define QWEN_CONTEXT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gguf/gguf.h"
@@ -40,7 +41,7 @@ extern "C" {
 #define QWEN_MAX_SEQ 1024u
 
 typedef struct qwen_params {
-    const char *backend;    /* "cpu" (NULL: "cpu") */
+    const char *backend;    /* "cpu", or another a program added (backend.h); NULL: "cpu" */
     uint32_t n_ctx;         /* positions per sequence, 1 .. the model's context length */
     uint32_t n_seq;         /* sequences, ids 0 .. n_seq - 1 (1 .. QWEN_MAX_SEQ) */
     uint32_t n_batch;       /* most tokens in one qwen_decode() (1 .. n_ctx * n_seq) */
@@ -48,10 +49,14 @@ typedef struct qwen_params {
     int n_threads;          /* 0: OpenMP's default (omp_get_max_threads()) */
     int plain;              /* 1: every product in float over dequantized weight rows,
                              * the slow reference of the quantized path */
+    /* Called now and then while a backend copies the weights to its device
+     * (bytes done of total; done == total last); NULL: none. */
+    void (*progress)(void *user, uint64_t done, uint64_t total);
+    void *progress_user;
 } qwen_params;
 
 /* backend "cpu", n_ctx 4096, n_seq 1, n_batch 512, n_outputs 0, n_threads 0,
- * plain 0. */
+ * plain 0, no progress. */
 qwen_params qwen_params_defaults(void);
 
 /* A batch: n entries of token, seq, pos and logits (1: wanted). */
@@ -130,6 +135,11 @@ int qwen_context_threads(const qwen_context *ctx);
 
 /* Switches the products to the plain reference (plain != 0) or back. */
 void qwen_context_set_plain(qwen_context *ctx, int plain);
+
+/* A line on the backend's device into buf (cap bytes, NUL-terminated):
+ * "cpu: N threads, SIMD LEVEL", "cuda: DEVICE (sm_XY), N MiB of M MiB in
+ * use". */
+void qwen_context_describe(const qwen_context *ctx, char *buf, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 #include <config.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -502,4 +503,15 @@ void qwen_model_close(qwen_model *m)
     free(m->weights.layers);
     gguf_close(m->file);
     free(m);
+}
+
+void qwen_rope_angles(float *cs, uint32_t pos, uint32_t head_dim, float base)
+{
+    float step = powf(base, -2.0f / (float)head_dim);
+    float theta = (float)pos;
+    for (uint32_t i = 0; i < head_dim / 2; i++) {
+        cs[2 * i] = cosf(theta);
+        cs[2 * i + 1] = sinf(theta);
+        theta *= step;
+    }
 }

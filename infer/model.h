@@ -171,6 +171,12 @@ int qwen_model_open(qwen_model **out, const char *path, gguf_error *err);
 /* Releases the model and unmaps its file.  NULL is allowed. */
 void qwen_model_close(qwen_model *m);
 
+/* cs (head_dim) = the cos and sin of the angle of each of the head_dim/2
+ * RoPE pairs at position pos: pos * base^(-2i/head_dim) for pair i, the
+ * angle made by successive multiplication as the reference engine does.
+ * Every backend rotates by these angles. */
+void qwen_rope_angles(float *cs, uint32_t pos, uint32_t head_dim, float base);
+
 #ifdef __cplusplus
 }
 #endif

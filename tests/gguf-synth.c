@@ -95,6 +95,8 @@ static const struct shape shapes[] = {
      N_QWEN25_SPECIALS, QWEN_N_REGULAR},
     {"1.5b", "1.5B", ARCH_QWEN2, 28, 1536, 12, 2, 0, 8960, 151936, 32768, qwen_specials,
      N_QWEN25_SPECIALS, QWEN_N_REGULAR},
+    {"7b", "7B", ARCH_QWEN2, 28, 3584, 28, 4, 0, 18944, 152064, 32768, qwen_specials,
+     N_QWEN25_SPECIALS, QWEN_N_REGULAR},
     {"tiny", "tiny", ARCH_QWEN3, 2, 64, 4, 2, 32, 128, 1024, 40960, qwen3_small_specials,
      N_OF(qwen3_small_specials), 0},
     {"small", "small", ARCH_QWEN3, 2, 256, 4, 2, 128, 512, 1024, 40960, qwen3_small_specials,
@@ -903,6 +905,9 @@ static void usage(int status)
 "                                MiB (4 MiB of F16 token_embd)\n"
 "                         0.5b   24 layers, width 896, 14 heads (2 KV), FFN 4864\n"
 "                         1.5b   28 layers, width 1536, 12 heads (2 KV), FFN 8960\n"
+"                         7b     28 layers, width 3584, 28 heads (4 KV), FFN\n"
+"                                18944, vocabulary 152064 (Qwen2.5-7B's; with\n"
+"                                --untied as the real one, 15 GiB in F16)\n"
 "                       qwen3 (heads of their own width: Q is heads x head\n"
 "                       width wide, wider than the model):\n"
 "                         tiny   2 layers, width 64, 4 heads (2 KV) of 32 (Q\n"
@@ -915,9 +920,10 @@ static void usage(int status)
 "                                (Q 2048 wide), FFN 3072\n"
 "                         1.7b   28 layers, width 2048, 16 heads (8 KV) of 128,\n"
 "                                FFN 6144\n"
-"                       0.5b, 1.5b, 0.6b and 1.7b have the real vocabulary\n"
-"                       layout: 151936 tokens, 151643 regular (256 byte\n"
-"                       tokens, 151387 merges), the special tokens from\n"
+"                       0.5b, 1.5b, 7b, 0.6b and 1.7b have the real\n"
+"                       vocabulary layout: 151936 tokens (7b: 152064),\n"
+"                       151643 regular (256 byte tokens, 151387 merges),\n"
+"                       the special tokens from\n"
 "                       <|endoftext|> = 151643 (22 of Qwen2.5; Qwen3 adds\n"
 "                       <tool_response> </tool_response> <think> = 151667\n"
 "                       </think> = 151668), then [PAD...] tokens to the end\n"

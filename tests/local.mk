@@ -163,6 +163,27 @@ tests_test_forward_LDADD = infer/libinfer.la gguf/libgguf.la -lm
 tests_test_forward_LDFLAGS = $(OPENMP_CFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 TESTS += tests/test-forward
 
+# --- infer/cuda/: the per-thread block arithmetic of the CUDA kernels,
+# compiled for the host, against quant/ (every build); the CUDA backend
+# against the CPU's (a GPU, else skipped) ---
+check_PROGRAMS += tests/test-cuda-blocks
+tests_test_cuda_blocks_SOURCES = tests/test-cuda-blocks.c infer/cuda/qblocks.h tests/testutil.h
+tests_test_cuda_blocks_CFLAGS = $(AM_CFLAGS) -ffp-contract=off
+tests_test_cuda_blocks_LDADD = gguf/libgguf.la -lm
+TESTS += tests/test-cuda-blocks
+
+check_PROGRAMS += tests/test-cuda
+tests_test_cuda_SOURCES = tests/test-cuda.c tests/testutil.h tests/synthdir.h
+tests_test_cuda_LDADD =
+if HAVE_CUDA
+tests_test_cuda_LDADD += infer/cuda/libqwencuda.a
+endif
+tests_test_cuda_LDADD += infer/libinfer.la gguf/libgguf.la -lm $(CUDA_LIBS)
+tests_test_cuda_LDFLAGS = $(OPENMP_CFLAGS)
+TESTS += tests/test-cuda
+# one run on a GPU machine: build with CUDA, the CUDA tests, the benchmark
+EXTRA_DIST += tests/gpu/run.sh tests/gpu/prepare.sh
+
 # --- infer/: contexts of many sequences against one alone, bit for bit;
 # bad batches; the generation loop with 1 .. 5 sequences at once ---
 check_PROGRAMS += tests/test-context

@@ -460,7 +460,8 @@ check "--stats: load line" grep -Eq '^load: [0-9]+\.[0-9]{2} s$' "$tmp/stats.err
 ntok=$(wc -w < "$tmp/ids-tiny")
 check "--stats: prompt line" grep -Eq "^prompt: $ntok tokens, [0-9]+\\.[0-9] tok/s\$" "$tmp/stats.err"
 check "--stats: generation line" grep -Eq '^generation: 5 tokens, [0-9]+\.[0-9] tok/s$' "$tmp/stats.err"
-check "--stats: three lines" [ "$(wc -l < "$tmp/stats.err")" -eq 3 ]
+check "--stats: device line" grep -Eq '^device: (cpu: [0-9]+ threads?, SIMD [a-z0-9]+|cuda: .* MiB of [0-9]+ MiB in use)$' "$tmp/stats.err"
+check "--stats: four lines" [ "$(wc -l < "$tmp/stats.err")" -eq 4 ]
 
 # await_output FILE PID: waits until FILE is not empty (the background
 # process PID has begun its reply), PID has ended, or 60 s (sanitizer

@@ -76,14 +76,14 @@ checks=$((checks + 1))
 cmp -s "$tmp/version.out" "$tmp/version-V.out" || fail "-V differs from --version"
 run 2 version-arg --version=2 -o "$tmp/x.gguf"
 has "$tmp/version-arg.err" "Try 'gguf-synth --help'"
-run 2 badsize --size 7b -o "$tmp/x.gguf"
-has "$tmp/badsize.err" "gguf-synth: unknown size '7b'"
+run 2 badsize --size 3b -o "$tmp/x.gguf"
+has "$tmp/badsize.err" "gguf-synth: unknown size '3b'"
 empty "$tmp/badsize.out"
 # A size is one of its architecture's, whatever the order of the options.
 run 2 badsize3 --size 0.5b --arch qwen3 -o "$tmp/x.gguf"
 has "$tmp/badsize3.err" "gguf-synth: unknown size '0.5b' for qwen3 (tiny, small, 0.6b or 1.7b)"
 run 2 badsize2 --arch qwen2 --size 0.6b -o "$tmp/x.gguf"
-has "$tmp/badsize2.err" "gguf-synth: unknown size '0.6b' for qwen2 (tiny, small, medium, 0.5b or 1.5b)"
+has "$tmp/badsize2.err" "gguf-synth: unknown size '0.6b' for qwen2 (tiny, small, medium, 0.5b, 1.5b or 7b)"
 run 2 badarch --arch llama -o "$tmp/x.gguf"
 has "$tmp/badarch.err" "gguf-synth: unknown architecture 'llama' (qwen2 or qwen3)"
 run 2 badtype --type q9 -o "$tmp/x.gguf"
@@ -248,6 +248,18 @@ for want in 'token_embd.weight F16 2048x151936' 'blk.27.attn_q.weight F16 2048x2
 done
 checks=$((checks + 1))
 [ "$(grep -vc '^file size ' "$tmp/p17.out")" -eq 310 ] || fail "--plan 1.7b: not 310 tensors"
+
+# The 7b shape (Qwen2.5-7B: 28 heads of 128, 4 of them for K and V, an
+# output matrix of its own with --untied, Q4_K_M as llama-quantize mixes it).
+run 0 p7b --size 7b --untied --type q4_k_m --plan
+for want in 'token_embd.weight Q4_K 3584x152064' 'blk.0.attn_k.weight Q4_K 3584x512' \
+    'blk.0.attn_k.bias F32 512' 'blk.27.ffn_down.weight Q6_K 18944x3584' \
+    'blk.27.ffn_gate.weight Q4_K 3584x18944' 'output.weight Q6_K 3584x152064'; do
+    checks=$((checks + 1))
+    awk '{print $1, $2, $3}' "$tmp/p7b.out" | grep -qx "$want" || fail "--plan 7b: no line '$want'"
+done
+checks=$((checks + 1))
+[ "$(grep -vc '^file size ' "$tmp/p7b.out")" -eq $((28 * 12 + 3)) ] || fail "--plan 7b: not 339 tensors"
 
 # The real vocabulary layout and keys of 0.6b, from the start of the
 # stream (gguf-dump stops reading after the header; gguf-synth dies of

@@ -20,5 +20,9 @@ gguf_verify_LDFLAGS = $(OPENMP_CFLAGS)
 
 bin_PROGRAMS += qwen-run
 qwen_run_SOURCES = tools/qwen-run.c
-qwen_run_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm
+qwen_run_LDADD = tools/libcli.la
+if HAVE_CUDA
+qwen_run_LDADD += infer/cuda/libqwencuda.a
+endif
+qwen_run_LDADD += infer/libinfer.la gguf/libgguf.la -lm $(CUDA_LIBS)
 qwen_run_LDFLAGS = $(OPENMP_CFLAGS)

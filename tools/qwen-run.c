@@ -32,6 +32,12 @@
 #include "infer/tokenizer.h"
 #include "tools/cli.h"
 #include "tools/guard.h"
+#ifdef HAVE_CUDA
+#include "infer/cuda/cuda.h"
+#define CUDA_IN_BUILD "built in"
+#else
+#define CUDA_IN_BUILD "not built"
+#endif
 
 /* The default context: enough for a long chat, small enough for little memory. */
 #define DEFAULT_CTX 4096u
@@ -57,6 +63,7 @@ struct options {
     long n_ctx;                 /* -c; 0: default */
     long threads;               /* -t, 0: the default */
     long parallel;              /* --parallel; 0: the default */
+    const char *device;         /* --device: "cpu", "cuda" or "auto" */
     int think;                  /* --think 1, --no-think 0, -1: the model's default (on) */
     int raw, special, each_line, json, stats, print_ids, seed_set, ignore_eos, hide_think;
     qwen_sampler_params sp;
@@ -113,7 +120,7 @@ static void usage(void)
     cli_out_printf(out,
         "Usage: %s -m MODEL [OPTION]... [-p PROMPT | -f FILE]\n"
         "Run a Qwen2.5 or Qwen3 model (GGUF, qwen2 or qwen3 architecture) on the\n"
-        "CPU: the prompt (from -p, -f or standard input) is wrapped in the ChatML\n"
+        "CPU or a GPU: the prompt (from -p, -f or standard input) is wrapped in the ChatML\n"
         "chat template and the model's reply is written to standard output as it\n"
         "is generated.  Generation stops at <|im_end|> or <|endoftext|>, after -n\n"
         "tokens, or when the context is full.\n"
@@ -148,6 +155,8 @@ static void usage(void)
         "                          (default: %u or the model's, if smaller)\n"
         "  -t, --threads=N         threads of the forward pass (default: one per CPU,\n"
         "                          or OMP_NUM_THREADS)\n"
+        "      --device=DEV        cpu, cuda (an NVIDIA GPU; this build: %s), or auto:\n"
+        "                          the GPU when there is one, else the CPU (default)\n"
         "      --temp=T            temperature (default 0.8); 0: greedy, deterministic\n"
         "      --top-k=K           keep the K most likely tokens (default 40; 0: all)\n"
         "      --top-p=P           keep the most likely tokens up to mass P (default 0.95)\n"
@@ -176,7 +185,7 @@ static void usage(void)
         "Exit status: 0 success, 2 trouble (usage, a file that cannot be read or\n"
         "shrinks while it is read, a model that cannot be used, a prompt longer\n"
         "than the context, NaN or infinite logits), 130 when interrupted by SIGINT.\n",
-        cli_prog, DEFAULT_PARALLEL, DEFAULT_CTX);
+        cli_prog, DEFAULT_PARALLEL, DEFAULT_CTX, CUDA_IN_BUILD);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -185,7 +194,7 @@ static void usage(void)
 enum {
     OPT_SYSTEM = 256, OPT_RAW, OPT_SPECIAL, OPT_EACH_LINE, OPT_JSON, OPT_TEMP, OPT_TOP_K,
     OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_STATS, OPT_TOKENIZE, OPT_LOGITS, OPT_PRINT_IDS,
-    OPT_IGNORE_EOS, OPT_PARALLEL, OPT_THINK, OPT_NO_THINK, OPT_HIDE_THINK
+    OPT_IGNORE_EOS, OPT_PARALLEL, OPT_THINK, OPT_NO_THINK, OPT_HIDE_THINK, OPT_DEVICE
 };
 
 static const struct option long_options[] = {
@@ -215,6 +224,7 @@ static const struct option long_options[] = {
     { "think", no_argument, NULL, OPT_THINK },
     { "no-think", no_argument, NULL, OPT_NO_THINK },
     { "hide-think", no_argument, NULL, OPT_HIDE_THINK },
+    { "device", required_argument, NULL, OPT_DEVICE },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -251,6 +261,7 @@ static int parse_options(int argc, char **argv)
     opterr = 0;
     opt.n_predict = -1;
     opt.think = -1;
+    opt.device = "auto";
     opt.sp = qwen_sampler_defaults();
     while ((c = getopt_long(argc, argv, ":m:p:f:n:c:t:s:hV", long_options, NULL)) != -1) {
         switch (c) {
@@ -306,6 +317,12 @@ static int parse_options(int argc, char **argv)
             break;
         }
         case OPT_STATS: opt.stats = 1; break;
+        case OPT_DEVICE:
+            if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "cuda") != 0 &&
+                strcmp(optarg, "auto") != 0)
+                return cli_usage_error("--device: expected cpu, cuda or auto, not '%s'", optarg);
+            opt.device = optarg;
+            break;
         case OPT_TOKENIZE: opt.mode = MODE_TOKENIZE; break;
         case OPT_LOGITS:
             if (parse_long(optarg, 1, INT32_MAX, &opt.n_logits))
@@ -542,6 +559,53 @@ static int print_top_logits(const float *logits, int32_t n, long top)
 /* ------------------------------------------------------------------------ */
 /* Running                                                                   */
 
+/* qwen_params.progress on a terminal: the upload of the weights to the GPU. */
+static void upload_progress(void *user, uint64_t done, uint64_t total)
+{
+    (void)user;
+    if (done < total)
+        fprintf(stderr, "\r%s: uploading weights %3d%%\033[K", cli_prog,
+                total ? (int)(done * 100 / total) : 100);
+    else
+        fputs("\r\033[K", stderr);
+}
+
+/* The backend --device asks for: "cpu" or "cuda" in *backend, and
+ * *fallback = 1 when auto chose the GPU.  Returns 0, or an exit status
+ * after printing why the GPU asked for cannot be used. */
+static int pick_device(const char **backend, int *fallback)
+{
+    *backend = "cpu";
+    *fallback = 0;
+#ifdef HAVE_CUDA
+    char why[256] = "";
+    if (qwen_backend_add(&qwen_backend_cuda) != GGUF_OK) {
+        cli_message("cannot add the CUDA backend");
+        return CLI_EXIT_TROUBLE;
+    }
+    if (strcmp(opt.device, "cpu") == 0) return 0;
+    if (qwen_cuda_device_count(why, sizeof why) > 0) {
+        *backend = "cuda";
+        *fallback = strcmp(opt.device, "auto") == 0;
+        return 0;
+    }
+    if (strcmp(opt.device, "cuda") == 0) {
+        char msg[320];
+        snprintf(msg, sizeof msg, "--device cuda: no usable GPU: %s", why);
+        cli_message(msg);
+        return CLI_EXIT_TROUBLE;
+    }
+    return 0;
+#else
+    if (strcmp(opt.device, "cuda") == 0) {
+        cli_message("--device cuda: this qwen-run was built without CUDA "
+                    "(./configure --enable-cuda)");
+        return CLI_EXIT_TROUBLE;
+    }
+    return 0;
+#endif
+}
+
 /* Loads model and tokenizer, and for generation and --logits a context
  * (of --parallel sequences with --each-line) and the generator.  Returns
  * 0, or an exit status after printing the error. */
@@ -576,11 +640,22 @@ static int load(struct run *R)
         return 0;
     }
     qwen_params p = qwen_params_defaults();
+    int fallback = 0; /* 1: auto chose CUDA, which may refuse the model */
+    if ((rc = pick_device(&p.backend, &fallback)) != 0) return rc;
+    if (cli_isatty(2)) p.progress = upload_progress;
     p.n_ctx = n_ctx;
     p.n_seq = opt.each_line ? (opt.parallel ? (uint32_t)opt.parallel : DEFAULT_PARALLEL) : 1;
     p.n_batch = (uint64_t)n_ctx * p.n_seq < MAX_BATCH ? n_ctx * p.n_seq : MAX_BATCH;
     p.n_threads = (int)opt.threads;
-    if (qwen_context_new(&R->ctx, R->model, &p, &err) != GGUF_OK) {
+    rc = qwen_context_new(&R->ctx, R->model, &p, &err);
+    if (rc == GGUF_E_UNSUPPORTED && fallback) {
+        /* auto: a model the GPU cannot run runs on the CPU */
+        cli_message(err.message);
+        fprintf(stderr, "%s: running on the CPU\n", cli_prog);
+        p.backend = "cpu";
+        rc = qwen_context_new(&R->ctx, R->model, &p, &err);
+    }
+    if (rc != GGUF_OK) {
         cli_message(err.message);
         return CLI_EXIT_TROUBLE;
     }
@@ -785,6 +860,11 @@ static void print_stats(const struct run *R, const qwen_gen_totals *extra)
     t.prompt_tokens += extra->prompt_tokens;
     t.prompt_s += extra->prompt_s;
     cli_out_flush(out);
+    if (R->ctx) {
+        char dev[320];
+        qwen_context_describe(R->ctx, dev, sizeof dev);
+        fprintf(stderr, "device: %s\n", dev);
+    }
     fprintf(stderr, "load: %.2f s\n", R->load_s);
     fprintf(stderr, "prompt: %" PRIu64 " tokens, %.1f tok/s\n", t.prompt_tokens,
             t.prompt_s > 0 ? (double)t.prompt_tokens / t.prompt_s : 0.0);

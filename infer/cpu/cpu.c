@@ -5,6 +5,7 @@
 #include <config.h>
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #ifdef _OPENMP
@@ -178,5 +179,13 @@ static void cpu_set_plain(void *impl, int plain)
     ((struct cpu_state *)impl)->plain = plain;
 }
 
-const qwen_backend qwen_backend_cpu = {"cpu",       cpu_open,      cpu_decode, cpu_set_threads,
-                                       cpu_threads, cpu_set_plain, cpu_close};
+static void cpu_describe(const void *impl, char *buf, size_t cap)
+{
+    const struct cpu_state *s = impl;
+    snprintf(buf, cap, "cpu: %d thread%s, SIMD %s%s", s->n_threads, s->n_threads == 1 ? "" : "s",
+             gguf_simd_name(gguf_simd_get()), s->plain ? ", plain products" : "");
+}
+
+const qwen_backend qwen_backend_cpu = {"cpu",         cpu_open,      cpu_decode,
+                                       cpu_set_threads, cpu_threads, cpu_set_plain,
+                                       cpu_describe,    cpu_close};

@@ -158,20 +158,6 @@ static void rmsnorm(float *out, const float *x, const float *weight, uint32_t n,
     for (uint32_t i = 0; i < n; i++) out[i] = (x[i] * scale) * weight[i];
 }
 
-/* cs (head_dim) = cos and sin of the angle of each of the head_dim/2 pairs
- * at position pos: pos * base^(-2i/head_dim) for pair i, the angle made by
- * successive multiplication as the reference engine does. */
-static void rope_angles(float *cs, uint32_t pos, uint32_t head_dim, float base)
-{
-    float step = powf(base, -2.0f / (float)head_dim);
-    float theta = (float)pos;
-    for (uint32_t i = 0; i < head_dim / 2; i++) {
-        cs[2 * i] = cosf(theta);
-        cs[2 * i + 1] = sinf(theta);
-        theta *= step;
-    }
-}
-
 /* Rotates each of n_heads heads of head_dim in vec: element i with element
  * i + head_dim/2 by the angle of pair i (the NeoX arrangement). */
 static void rope_apply(float *vec, uint32_t n_heads, uint32_t head_dim, const float *cs)
@@ -216,7 +202,7 @@ void cpu_rope_angles(struct cpu_state *s, const qwen_batch *b)
 {
     const qwen_config *c = &s->m->config;
     for (uint32_t t = 0; t < b->n; t++)
-        rope_angles(s->rope + (uint64_t)t * c->head_dim, b->pos[t], c->head_dim, c->rope_base);
+        qwen_rope_angles(s->rope + (uint64_t)t * c->head_dim, b->pos[t], c->head_dim, c->rope_base);
 }
 
 void cpu_qkv_bias(struct cpu_state *s, const qwen_layer *L, uint32_t n)

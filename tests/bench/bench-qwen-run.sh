@@ -43,33 +43,7 @@ run=${QWEN_RUN:-$(tool qwen-run)}
 
 bench_model q4_k_m
 
-# A prompt of exactly n_prompt tokens: the longest prefix of a fixed text
-# that has at most that many (found by bisection on its length), then one
-# character more at a time until the count is exact.
-awk 'BEGIN {
-    split("the of and to in is was for on that with as by at from his her an were are which " \
-          "this be or has had not but one all new more first two after who been also its " \
-          "their than other into most only over some time would up out very about", w, " ")
-    s = 12345
-    for (i = 0; i < 4 * '"$n_prompt"'; i++) {
-        s = (s * 1103515245 + 12345) % 2147483648
-        printf "%s ", w[int(s / 65536) % 60 + 1]
-    }
-}' > "$tmp/text" || die "cannot write $tmp/text"
-count() {
-    head -c "$1" "$tmp/text" > "$tmp/prompt"
-    "$run" -m "$model" --raw -f "$tmp/prompt" --tokenize 2> "$tmp/tok.err" | wc -w
-}
-lo=1
-hi=$(stat -c %s "$tmp/text")
-[ "$(count "$hi")" -ge "$n_prompt" ] || die "$(cat "$tmp/tok.err") cannot make a prompt of $n_prompt tokens"
-while [ $((hi - lo)) -gt 1 ]; do
-    mid=$(((lo + hi) / 2))
-    if [ "$(count "$mid")" -le "$n_prompt" ]; then lo=$mid; else hi=$mid; fi
-done
-len=$lo
-while [ "$(count "$len")" -lt "$n_prompt" ] && [ "$len" -lt $((lo + 8)) ]; do len=$((len + 1)); done
-[ "$(count "$len")" -eq "$n_prompt" ] || die "no prefix of the text has exactly $n_prompt tokens"
+exact_prompt "$run" "$model" "$n_prompt"
 
 echo "model: $model ($(($(stat -L -c %s "$model") / 1048576)) MiB)"
 echo "threads: $threads; prompt $n_prompt tokens, generation $n_gen tokens; best of $runs rounds"

@@ -25,22 +25,28 @@ tool() {
 }
 export LD_LIBRARY_PATH="$top_builddir/gguf/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-# bench_model TYPE: sets model to $BENCH_MODEL when given, else to the 1.5b
-# synthetic Qwen2 model of TYPE in the cache directory, generated once with
-# tests/gguf-synth and kept for later runs.
+# bench_model TYPE [SIZE [OPTION...]]: sets model to $BENCH_MODEL when
+# given, else to the synthetic Qwen2 model of TYPE and SIZE (default 1.5b)
+# in the cache directory, generated once with tests/gguf-synth (with the
+# further OPTIONs, e.g. --untied) and kept for later runs.
 bench_model() {
     if [ -n "${BENCH_MODEL:-}" ]; then
         model=$BENCH_MODEL
         [ -r "$model" ] || die "$model: cannot read"
         return
     fi
-    model=$cache/qwen2-1.5b-$1.gguf
+    local type=$1 size=${2:-1.5b}
+    shift
+    [ $# -gt 0 ] && shift
+    local opt suffix=
+    for opt in "$@"; do suffix=$suffix-${opt#--}; done
+    model=$cache/qwen2-$size-$type$suffix.gguf
     if [ ! -f "$model" ]; then
         mkdir -p "$cache" || die "$cache: cannot create"
         local synth=$top_builddir/tests/gguf-synth
         [ -x "$synth" ] || die "$synth: not built (run make check or make bench)"
         echo "generating $model (once; kept for later runs)"
-        "$synth" --size 1.5b --type "$1" --seed 1 -o "$model" ||
+        "$synth" --size "$size" --type "$type" --seed 1 "$@" -o "$model" ||
             die "$model: gguf-synth failed"
     fi
 }
@@ -48,6 +54,38 @@ bench_model() {
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/$me.XXXXXX") || die "cannot create a temporary directory"
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 2' HUP INT TERM
+
+# exact_prompt RUN MODEL N: writes $tmp/prompt, a text of exactly N tokens
+# for qwen-run RUN on MODEL: the longest prefix of a fixed text that has
+# at most that many (found by bisection on its length), then one character
+# more at a time until the count is exact.
+exact_prompt() {
+    local run=$1 m=$2 n=$3 lo hi mid len
+    awk 'BEGIN {
+        split("the of and to in is was for on that with as by at from his her an were are which " \
+              "this be or has had not but one all new more first two after who been also its " \
+              "their than other into most only over some time would up out very about", w, " ")
+        s = 12345
+        for (i = 0; i < 4 * '"$n"'; i++) {
+            s = (s * 1103515245 + 12345) % 2147483648
+            printf "%s ", w[int(s / 65536) % 60 + 1]
+        }
+    }' > "$tmp/text" || die "cannot write $tmp/text"
+    count() {
+        head -c "$1" "$tmp/text" > "$tmp/prompt"
+        "$run" -m "$m" --raw -f "$tmp/prompt" --tokenize 2> "$tmp/tok.err" | wc -w
+    }
+    lo=1
+    hi=$(stat -c %s "$tmp/text")
+    [ "$(count "$hi")" -ge "$n" ] || die "$(cat "$tmp/tok.err") cannot make a prompt of $n tokens"
+    while [ $((hi - lo)) -gt 1 ]; do
+        mid=$(((lo + hi) / 2))
+        if [ "$(count "$mid")" -le "$n" ]; then lo=$mid; else hi=$mid; fi
+    done
+    len=$lo
+    while [ "$(count "$len")" -lt "$n" ] && [ "$len" -lt $((lo + 8)) ]; do len=$((len + 1)); done
+    [ "$(count "$len")" -eq "$n" ] || die "no prefix of the text has exactly $n tokens"
+}
 
 # cpu_now VAR: sets VAR to the user plus system CPU time, in milliseconds,
 # of this shell's finished children so far.  The `times` builtin must run
