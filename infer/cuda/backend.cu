@@ -73,6 +73,16 @@ int qc_launched(qc_state *s, const char *name)
     return 1;
 }
 
+int qc_fail_type(qc_state *s, const char *where, uint32_t type)
+{
+    if (s->status == GGUF_OK) {
+        s->status = GGUF_E_DEVICE;
+        snprintf(s->message, sizeof s->message, "cuda: %s: no kernel for type %s", where,
+                 gguf_type_str(type));
+    }
+    return 0;
+}
+
 /* The state's failure as the caller's error. */
 static int fail_state(qc_state *s, gguf_error *err)
 {
@@ -249,7 +259,7 @@ template <typename P> static void rebase(P *&p, const void *base)
 
 static void rebase_matrix(qc_matrix *m, const void *base)
 {
-    rebase(m->data, base);
+    m->data = (const uint8_t *)base + (uintptr_t)m->data;
 }
 
 /* Copies the planned pieces up through the two pinned buffers. */
@@ -286,7 +296,9 @@ static int copy_up(qc_state *s, const upload *u, const qwen_params *p)
             }
         }
     }
-    if (ok) ok = qc_call(s, cudaStreamSynchronize(s->stream), "cudaStreamSynchronize (weights)");
+    /* also after a failure: no copy may be in flight when the buffers go */
+    const cudaError_t synced = cudaStreamSynchronize(s->stream);
+    if (ok) ok = qc_call(s, synced, "cudaStreamSynchronize (weights)");
     if (ok && p->progress) p->progress(p->progress_user, u->total, u->total);
     for (int j = 0; j < 2; j++) {
         if (done[j]) cudaEventDestroy(done[j]);
@@ -313,7 +325,7 @@ static int upload_weights(qc_state *s, const qwen_params *p, gguf_error *err)
     }
     if (st) return st;
 
-    upload u = {NULL, 0, 0, 0};
+    upload u = {NULL, 0, 0, 256}; /* no piece at offset 0, which plan_vector() means as absent */
     int ok = plan_matrix(&u, &w->token_embd, &s->token_embd) &&
              (w->tied || plan_matrix(&u, &w->output, &s->output)) &&
              plan_vector(&u, w->output_norm, c->n_embd, &s->output_norm);
@@ -365,7 +377,8 @@ static void cuda_close(void *impl)
             if (s->graph[n][o]) cudaGraphExecDestroy(s->graph[n][o]);
     void *bufs[] = {s->weights, s->x,   s->xb,     s->y,      s->q,    s->k,       s->v,
                     s->ao,      s->gate, s->up,    s->act.q,  s->act.ds, s->xh,    s->wdeq,
-                    s->logits,  s->att, s->k_cache, s->v_cache, s->rope, s->d_token};
+                    s->logits,  s->att, s->k_cache, s->v_cache, s->rope, s->d_token,
+                    s->xscale};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) cudaFree(bufs[i]);
     if (s->h_stage) cudaFreeHost(s->h_stage);
@@ -437,7 +450,7 @@ static int alloc_buffers(qc_state *s)
 /* The scratch of the cuBLAS products, at the first batch that needs it. */
 static int alloc_gemm(qc_state *s)
 {
-    if (s->wdeq) return 1;
+    if (s->wdeq && s->xh) return 1;
     const qwen_config *c = &s->m->config;
     const uint64_t wide = widest_input(c);
     uint64_t rows = 0;
@@ -445,8 +458,9 @@ static int alloc_gemm(qc_state *s)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i] > rows) rows = all[i];
     if (rows > QC_GEMM_ROWS) rows = QC_GEMM_ROWS;
-    return dev_array(s, (float **)&s->wdeq, wide * rows, "dequantized weights") &&
-           dev_array(s, &s->xh, wide * s->n_batch, "F16 activations");
+    return (s->wdeq || dev_array(s, (float **)&s->wdeq, wide * rows, "dequantized weights")) &&
+           dev_array(s, &s->xh, wide * s->n_batch, "F16 activations") &&
+           dev_array(s, &s->xscale, s->n_batch, "F16 activation scales");
 }
 
 static int cuda_open(void **impl, const qwen_model *m, const qwen_params *p, gguf_error *err)
@@ -465,6 +479,10 @@ static int cuda_open(void **impl, const qwen_model *m, const qwen_params *p, ggu
                          "%s: widths %" PRIu32 ", %" PRIu32 " and %" PRIu32
                          " must be multiples of 32 for the CUDA backend",
                          name, c->n_embd, c->n_q, c->n_ff);
+    if (p->n_batch > 65535)
+        return qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
+                         "%s: batches of %" PRIu32 " tokens: the CUDA backend takes at most 65535",
+                         name, p->n_batch);
     if ((uint64_t)p->n_ctx > 65535ull * QC_ATT_CHUNK)
         return qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
                          "%s: a context of %" PRIu32 " positions is more than the CUDA backend's %"

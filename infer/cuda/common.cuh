@@ -88,7 +88,9 @@ struct qc_state {
     float *ao;              /* (n_q, n_batch) attention output */
     float *gate, *up;       /* (n_ff, n_batch) */
     qc_act act;             /* (widest input, n_batch) */
-    __half *xh;             /* (widest input, n_batch) F16 input of cuBLAS products */
+    __half *xh;             /* (widest input, n_batch) F16 input of cuBLAS products, each
+                             * vector scaled by a power of two into F16's range */
+    float *xscale;          /* (n_batch) what undoes each vector's scaling */
     void *wdeq;             /* (widest input, QC_GEMM_ROWS) F32 or F16 dequantized rows */
     float *logits;          /* (n_vocab, n_outputs) */
     float *att;             /* attention pieces, att_tokens at a time */
@@ -130,10 +132,15 @@ int qc_blas(qc_state *s, cublasStatus_t e, const char *what);
 /* After a launch of kernel `name`: its launch error, or with sync_each
  * the error of its run. */
 int qc_launched(qc_state *s, const char *name);
+/* Keeps the failure "no kernel `where` for type" (a type the open did
+ * not check; returns 0). */
+int qc_fail_type(qc_state *s, const char *where, uint32_t type);
 
 /* --- launchers (one kernel family a file) --- */
 
-/* quantize.cu: in (cols, n) to s->act, and the F16 copy for cuBLAS. */
+/* quantize.cu: in (cols, n) to s->act, and the F16 copy for cuBLAS (each
+ * vector whose largest magnitude passes 2^14 scaled down by a power of
+ * two, exactly, into F16's range; s->xscale undoes it). */
 void qc_quantize(qc_state *s, const float *in, int64_t cols, int n);
 void qc_to_half(qc_state *s, const float *in, int64_t cols, int n);
 
@@ -210,6 +217,18 @@ __device__ __forceinline__ float qc_block_sum(float v, float *red)
     __syncthreads();
     v = lane < nw ? red[lane] : 0.0f;
     return qc_warp_sum(v);
+}
+
+/* The largest v over the block, as qc_block_sum(). */
+__device__ __forceinline__ float qc_block_max(float v, float *red)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, nw = blockDim.x / 32;
+    v = qc_warp_max(v);
+    __syncthreads();
+    if (lane == 0) red[warp] = v;
+    __syncthreads();
+    v = lane < nw ? red[lane] : -INFINITY;
+    return qc_warp_max(v);
 }
 
 /* One element of a warp's segment of 32 to 8 bits: lane l holds element

@@ -27,6 +27,9 @@ void qc_embed(qc_state *s, int n)
         break;
         QC_EACH_TYPE(EMBED)
 #undef EMBED
+    default:
+        qc_fail_type(s, "k_embed", w->type);
+        return;
     }
     qc_launched(s, "k_embed");
 }

@@ -4,7 +4,8 @@
  * into a scratch buffer and multiplied by cuBLAS.
  *
  * The fast path dequantizes to F16 and multiplies with the input in F16
- * (the caller converted it with qc_to_half()), summing in F32 on the
+ * (the caller converted it with qc_to_half(), each vector scaled into F16's
+ * range by a power of two, undone on the output), summing in F32 on the
  * tensor cores; plain mode dequantizes to F32 and uses SGEMM on the float
  * input, the reference the other paths are tested against.  In cuBLAS's
  * column-major terms the rows of a piece are the columns of a (cols,
@@ -41,8 +42,18 @@ static void dequant(qc_state *s, const qc_matrix *w, int64_t r0, int64_t nr, D *
         break;
         QC_EACH_TYPE(DQ)
 #undef DQ
+    default:
+        qc_fail_type(s, "k_dequant", w->type);
+        return;
     }
     qc_launched(s, "k_dequant");
+}
+
+/* out (rows, n): column t times undo[t], the scale qc_to_half() took off. */
+__global__ void k_unscale(float *out, int64_t rows, int64_t total, const float *undo)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < total) out[i] *= undo[i / rows];
 }
 
 void qc_gemm(qc_state *s, const qc_matrix *w, const float *in, int n, float *out, int plain)
@@ -65,5 +76,10 @@ void qc_gemm(qc_state *s, const qc_matrix *w, const float *in, int n, float *out
                                     CUBLAS_GEMM_DEFAULT),
                     "cublasGemmEx");
         }
+    }
+    if (!plain && s->status == GGUF_OK) {
+        const int64_t total = w->rows * n;
+        k_unscale<<<qc_blocks(total, 256), 256, 0, s->stream>>>(out, w->rows, total, s->xscale);
+        qc_launched(s, "k_unscale");
     }
 }

@@ -106,5 +106,8 @@ void qc_matvec(qc_state *s, const qc_matrix *w, const float *in, int n, float *o
     case T: launch_n<T>(s, w, in, n, out); break;
         QC_EACH_TYPE(MV)
 #undef MV
+    default:
+        qc_fail_type(s, "k_mv", w->type);
+        return;
     }
 }

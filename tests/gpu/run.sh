@@ -100,7 +100,8 @@ done
 grep -E 'against the CPU|greedy|positions|cuda: ' tests/test-cuda.log 2>/dev/null | tee -a "$summary"
 
 # --- 3. the tool ---
-./tests/gguf-synth --size small --type q8_k -o "$work/q8k.gguf" 2>> "$out/tests.log"
+./tests/gguf-synth --size small --type q8_0 -o "$work/q8.gguf" 2>> "$out/tests.log"
+./gguf-requant -q --type 'blk.1.ffn_up.weight=q8_k' "$work/q8.gguf" "$work/q8k.gguf" 2>> "$out/tests.log"
 ./tests/gguf-synth --size tiny -o "$work/tiny.gguf" 2>> "$out/tests.log"
 {
     echo "==== qwen-run --device cuda --stats (tiny)"
