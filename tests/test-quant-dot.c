@@ -373,6 +373,10 @@ static void test_matmul(void)
         /* panels of 16 columns and a partial one, activations repacked in
          * chunks of blocks, more rows than one pass takes */
         if (bs == 256) check_matmul(t, 261, 20 * bs, 17, 0);
+        /* AMX's block products: an odd number of panels (the last alone),
+         * more columns than one group of panels, rows past whole tiles */
+        if (bs == 256) check_matmul(t, 48, 3 * bs, 40, 0);
+        if (bs == 256) check_matmul(t, 37, 2 * bs, 140, 0);
         check_matmul(t, 0, bs, 4, 0); /* no rows: nothing to do */
         check_matmul(t, 3, bs, 0, 0); /* no columns */
         CHECK(gguf_matmul_act_type(t) == gq_dot_act_type(t), "%s act type", info(t).name);
