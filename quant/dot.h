@@ -138,6 +138,30 @@ extern GQ_HIDDEN const struct gq_matmul_kernels gq_matmul_amx;
 /* Products of this many columns or more go to the panel kernels. */
 #define GQ_PANEL_MIN 6
 
+/* Products on packed activations (gguf_matmul_pack(), panel-vnni.c): the
+ * bytes of one packed block of 16 columns, the packing of panels p0 ..
+ * p1 - 1, and the Q4_K, Q5_K and Q6_K products (VNNI; Q4_K and Q5_K with
+ * AMX), the bits of the scalar kernels. */
+typedef void (*gq_packed_fn)(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                             const void *packed, int64_t ncols, float *out, size_t out_stride);
+#ifdef GQ_HAVE_AVX512
+GQ_HIDDEN size_t gq_panel_block_bytes(void);
+GQ_HIDDEN void gq_panel_pack(const void *act, size_t act_stride, int64_t k, int64_t ncols,
+                             int64_t p0, int64_t p1, void *packed);
+GQ_HIDDEN void gq_packed_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                              const void *packed, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_packed_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                              const void *packed, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_packed_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                              const void *packed, int64_t ncols, float *out, size_t out_stride);
+#endif
+#ifdef GQ_HAVE_AMX
+GQ_HIDDEN void gq_packed_amx_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                                  const void *packed, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_packed_amx_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                                  const void *packed, int64_t ncols, float *out, size_t out_stride);
+#endif
+
 /* The reference quantizer of Q8_1 (dot.c). */
 GQ_HIDDEN void gq_quant_q8_1(const float *src, void *dst, int64_t n);
 

@@ -98,3 +98,59 @@ int gguf_matmul(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, i
                      out, out_stride);
     return GGUF_OK;
 }
+
+/* The product kernel on packed activations of wtype at `level`, or NULL. */
+static gq_packed_fn packed_kernel_at(int level, uint32_t wtype)
+{
+#ifdef GQ_HAVE_AMX
+    if (level >= GGUF_SIMD_AMX && wtype == GGUF_T_Q4_K) return gq_packed_amx_q4_k;
+    if (level >= GGUF_SIMD_AMX && wtype == GGUF_T_Q5_K) return gq_packed_amx_q5_k;
+#endif
+#ifdef GQ_HAVE_AVX512
+    if (level >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni")) {
+        if (wtype == GGUF_T_Q4_K) return gq_packed_q4_k;
+        if (wtype == GGUF_T_Q5_K) return gq_packed_q5_k;
+        if (wtype == GGUF_T_Q6_K) return gq_packed_q6_k;
+    }
+#endif
+    (void)level;
+    (void)wtype;
+    return NULL;
+}
+
+size_t gguf_matmul_pack_size(uint32_t wtype, int64_t k, int64_t ncols)
+{
+    if (!packed_kernel_at(gguf_simd_get(), wtype) || k <= 0 || k % GQ_QK_K || k > INT32_MAX ||
+        ncols < GQ_PANEL_MIN)
+        return 0;
+#ifdef GQ_HAVE_AVX512
+    const uint64_t panels = (uint64_t)(ncols + 15) / 16, nb = (uint64_t)(k / GQ_QK_K);
+    const uint64_t bytes = gq_panel_block_bytes();
+    if (panels > SIZE_MAX / bytes / nb) return 0;
+    return (size_t)(panels * nb * bytes);
+#else
+    return 0;
+#endif
+}
+
+int gguf_matmul_pack(uint32_t wtype, const void *act, size_t act_stride, int64_t k, int64_t ncols,
+                     int64_t p0, int64_t p1, void *packed)
+{
+    if (gguf_matmul_pack_size(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
+    if (!act || !packed || ((uintptr_t)packed & 63) || p0 < 0 || p1 < p0 || p1 > (ncols + 15) / 16)
+        return GGUF_E_INVALID;
+#ifdef GQ_HAVE_AVX512
+    gq_panel_pack(act, act_stride, k, ncols, p0, p1, packed);
+#endif
+    return GGUF_OK;
+}
+
+int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, int64_t k,
+                       const void *packed, int64_t ncols, float *out, size_t out_stride)
+{
+    const gq_packed_fn f = packed_kernel_at(gguf_simd_get(), wtype);
+    if (!f || gguf_matmul_pack_size(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
+    if (!w || !packed || ((uintptr_t)packed & 63) || !out || nrows < 0) return GGUF_E_INVALID;
+    f(k, w, w_stride, nrows, packed, ncols, out, out_stride);
+    return GGUF_OK;
+}

@@ -390,6 +390,250 @@ panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void 
 #endif
 }
 
+/* --- products on activations packed once (gguf_matmul_pack()) ---
+ *
+ * A product of many columns repacks the activations of every panel, and
+ * does it again in each call, while an engine splits one product into
+ * calls by rows among its threads and multiplies one input with several
+ * matrices.  Packed once, panel p's block i is the struct panel_block at
+ * packed + p * nb + i. */
+
+#ifndef GQ_PANEL_AMX
+size_t gq_panel_block_bytes(void)
+{
+    return sizeof(struct panel_block);
+}
+
+void gq_panel_pack(const void *act, size_t act_stride, int64_t k, int64_t ncols, int64_t p0,
+                   int64_t p1, void *packed)
+{
+    const int nb = (int)(k / GQ_QK_K);
+    struct panel_block *pb = packed;
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t c0 = PANEL * p;
+        const int nc = ncols - c0 < PANEL ? (int)(ncols - c0) : PANEL;
+        repack(pb + p * nb, (const uint8_t *)act + (size_t)c0 * act_stride, act_stride, nc, 0, nb);
+    }
+}
+#endif
+
+/* panel_gemm() on packed activations, rows r0 .. nrows - 1. */
+static inline __attribute__((always_inline)) void
+packed_rows(int64_t k, const void *w, size_t w_stride, int64_t r0, int64_t nrows,
+            const struct panel_block *packed, int64_t ncols, float *out, size_t out_stride,
+            const int type)
+{
+    const int nb = (int)(k / GQ_QK_K);
+    float run[RG][PANEL] __attribute__((aligned(64)));
+    for (int64_t c0 = 0; c0 < ncols; c0 += PANEL) {
+        const int nc = ncols - c0 < PANEL ? (int)(ncols - c0) : PANEL;
+        const struct panel_block *pb = packed + (c0 / PANEL) * nb;
+        for (int64_t ra = r0; ra < nrows; ra += RG) {
+            const int64_t rb = nrows - ra < RG ? nrows : ra + RG;
+            memset(run, 0, sizeof run);
+            chunk_rows(w, w_stride, ra, rb, pb, 0, nb, run, type);
+            for (int c = 0; c < nc; c++)
+                for (int64_t r = ra; r < rb; r++) out[(size_t)(c0 + c) * out_stride + (size_t)r] = run[r - ra][c];
+        }
+    }
+}
+
+#ifdef GQ_PANEL_AMX
+/* With the tiles, a sub-block's scale differs per weight row, so
+ * tile_rows() drains a 16 x 16 tile of sums per sub-block and scales them
+ * with vector multiplies, which cost more than the tile products.  Here
+ * each quant is multiplied beforehand with the high and the low three
+ * bits of its sub-block's 6-bit scale (struct tblock): the whole block
+ * then goes through the tiles as two products of 256 (8 hi + lo is the
+ * sum over sub-blocks of scale times quant times activation, the integer
+ * block_rows() makes), drained twice a block rather than eight times; a
+ * quant (<= 31) times a part (<= 7) fits the unsigned bytes of tdpbusd.
+ * Each block of 16 weight rows is unpacked once for all the panels. */
+#define MAXP 32 /* panels a pass over the rows takes (512 columns) */
+/* Panels from which block_gemm() beats tile_rows() (1 thread, 192 rows of
+ * 1536: 16 columns 58 against 109 GMAC/s, 32: 103 against 121, 64: 150
+ * against 121, 132: 202 against 113) */
+#define BLOCK_GEMM_PANELS 4
+
+struct tblock {
+    uint8_t hi[TR][256], lo[TR][256];
+};
+
+/* Tiles 0, 1: hi and lo of 16 rows, 64 quants; 2, 3: activations of two
+ * panels for them; 4, 5 (with 2) and 6, 7 (with 3): the sums of hi and lo
+ * of the two panels. */
+static const struct tile_config tile_config_block __attribute__((aligned(64))) = {
+    .palette = 1,
+    .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
+    .rows = {TR, TR, TR, TR, TR, TR, TR, TR}};
+
+/* Row u's quants times the two parts of their sub-block's scale. */
+static inline void split_scales(uint8_t *hi, uint8_t *lo, const struct wblock *u)
+{
+    for (int g = 0; g < 8; g++) {
+        const __m512i q = _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(u->q + 32 * g)));
+        const __m512i h = _mm512_mullo_epi16(q, _mm512_set1_epi16((short)(u->sc[g] >> 3)));
+        const __m512i l = _mm512_mullo_epi16(q, _mm512_set1_epi16((short)(u->sc[g] & 7)));
+        _mm256_storeu_si256((__m256i *)(hi + 32 * g), _mm512_cvtepi16_epi8(h));
+        _mm256_storeu_si256((__m256i *)(lo + 32 * g), _mm512_cvtepi16_epi8(l));
+    }
+}
+
+/* The running sums run[r][16 p ..] (r < TR) of panel p += block pb times
+ * the weight rows u, from the hi and lo sums c[0], c[1]. */
+static inline __attribute__((always_inline)) void
+block_sums(float (*run)[MAXP * PANEL], int p, int32_t (*c)[TR][PANEL], const struct wblock *u,
+           const struct panel_block *pb)
+{
+    __m512 acc[TR];
+    __m512i isum[TR];
+    UNROLL
+    for (int r = 0; r < TR; r++) {
+        acc[r] = _mm512_load_ps(run[r] + PANEL * p);
+        isum[r] = _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(c[0][r]), 3),
+                                   _mm512_load_si512(c[1][r]));
+    }
+    block_finish(acc, isum, u, pb, TR, 0);
+    UNROLL
+    for (int r = 0; r < TR; r++) _mm512_store_ps(run[r] + PANEL * p, acc[r]);
+}
+
+/* Rows 0 .. nrows - 1 (a multiple of TR) of a Q4_K or Q5_K matrix times
+ * the packed columns. */
+static void block_gemm(int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows,
+                       const struct panel_block *packed, int64_t ncols, float *out,
+                       size_t out_stride, const int type)
+{
+    const int nb = (int)(k / GQ_QK_K);
+    const size_t bb = type == GGUF_T_Q4_K ? sizeof(struct gq_block_q4_k) : sizeof(struct gq_block_q5_k);
+    float run[TR][MAXP * PANEL] __attribute__((aligned(64)));
+    int32_t c[2][4][TR][PANEL] __attribute__((aligned(64))); /* [pair parity][tile 4 + t] */
+    struct wblock u[2][TR]; /* a block's rows, and the last block's while its sums are pending */
+    struct tblock tb;
+    _tile_loadconfig(&tile_config_block);
+    for (int64_t c0 = 0; c0 < ncols; c0 += MAXP * PANEL) {
+        const int cols = ncols - c0 < MAXP * PANEL ? (int)(ncols - c0) : MAXP * PANEL;
+        const int np = (cols + PANEL - 1) / PANEL;
+        const struct panel_block *pc = packed + (c0 / PANEL) * nb;
+        for (int64_t rt = 0; rt < nrows; rt += TR) {
+            memset(run, 0, sizeof run);
+            /* Two panels at a time share each weight tile: four
+             * independent tile products per 64 quants.  Their sums are
+             * stored from the tiles and read only after the next pair's
+             * products are under way (a tile store reaches vector loads
+             * late): `pending` is the first panel of the pair stored last,
+             * in c[cb ^ 1]. */
+            int pending = -1, pend_n = 0, cb = 0;
+            const struct wblock *pend_u = NULL;
+            const struct panel_block *pend_pb = NULL;
+            for (int i = 0; i < nb; i++) {
+                struct wblock *ui = u[i & 1];
+                for (int j = 0; j < TR; j++) {
+                    unpack(&ui[j], w + (size_t)(rt + j) * w_stride + (size_t)i * bb, type);
+                    split_scales(tb.hi[j], tb.lo[j], &ui[j]);
+                }
+                for (int p = 0; p < np; p += 2) {
+                    const struct panel_block *pa = pc + (size_t)p * nb + i;
+                    const int two = p + 1 < np;
+                    _tile_zero(4);
+                    _tile_zero(5);
+                    if (two) {
+                        _tile_zero(6);
+                        _tile_zero(7);
+                    }
+                    for (int kk = 0; kk < 4; kk++) {
+                        _tile_loadd(0, tb.hi[0] + 64 * kk, 256);
+                        _tile_loadd(1, tb.lo[0] + 64 * kk, 256);
+                        _tile_loadd(2, pa->q[16 * kk], 64);
+                        if (two) _tile_loadd(3, pa[nb].q[16 * kk], 64);
+                        _tile_dpbusd(4, 0, 2);
+                        _tile_dpbusd(5, 1, 2);
+                        if (two) {
+                            _tile_dpbusd(6, 0, 3);
+                            _tile_dpbusd(7, 1, 3);
+                        }
+                    }
+                    _tile_stored(4, c[cb][0], 64);
+                    _tile_stored(5, c[cb][1], 64);
+                    if (two) {
+                        _tile_stored(6, c[cb][2], 64);
+                        _tile_stored(7, c[cb][3], 64);
+                    }
+                    if (pending >= 0) {
+                        block_sums(run, pending, c[cb ^ 1], pend_u, pend_pb);
+                        if (pend_n == 2) block_sums(run, pending + 1, c[cb ^ 1] + 2, pend_u, pend_pb + nb);
+                    }
+                    pending = p;
+                    pend_n = two ? 2 : 1;
+                    pend_u = ui;
+                    pend_pb = pa;
+                    cb ^= 1;
+                }
+            }
+            if (pending >= 0) {
+                block_sums(run, pending, c[cb ^ 1], pend_u, pend_pb);
+                if (pend_n == 2) block_sums(run, pending + 1, c[cb ^ 1] + 2, pend_u, pend_pb + nb);
+            }
+            /* a column's 16 outputs are contiguous: written together */
+            for (int cc = 0; cc < cols; cc++) {
+                float *o = out + (size_t)(c0 + cc) * out_stride + (size_t)rt;
+                for (int r = 0; r < TR; r++) o[r] = run[r][cc];
+            }
+        }
+    }
+    _tile_release();
+}
+
+/* Q4_K and Q5_K on packed activations with AMX: block_gemm() on whole
+ * tiles of rows, the VNNI panels for the rest. */
+static inline __attribute__((always_inline)) void
+amx_packed(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
+           int64_t ncols, float *out, size_t out_stride, const int type)
+{
+    const int64_t whole = nrows / TR * TR;
+    if (ncols <= (BLOCK_GEMM_PANELS - 1) * PANEL) {
+        /* too few panels to pay for the scaled copies: tile_rows() */
+        if (nrows >= TR) _tile_loadconfig(&tile_config);
+        packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, type);
+        if (nrows >= TR) _tile_release();
+        return;
+    }
+    if (whole) block_gemm(k, w, w_stride, whole, packed, ncols, out, out_stride, type);
+    if (whole < nrows)
+        packed_rows(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, type);
+}
+
+void gq_packed_amx_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                        const void *packed, int64_t ncols, float *out, size_t out_stride)
+{
+    amx_packed(k, w, w_stride, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K);
+}
+
+void gq_packed_amx_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                        const void *packed, int64_t ncols, float *out, size_t out_stride)
+{
+    amx_packed(k, w, w_stride, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
+}
+#else
+void gq_packed_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
+                    int64_t ncols, float *out, size_t out_stride)
+{
+    packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K);
+}
+
+void gq_packed_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
+                    int64_t ncols, float *out, size_t out_stride)
+{
+    packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
+}
+
+void gq_packed_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
+                    int64_t ncols, float *out, size_t out_stride)
+{
+    packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
+}
+#endif
+
 PANEL_DEF PANEL_FN(q4_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {

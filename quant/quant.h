@@ -139,6 +139,33 @@ GGUF_API int gguf_matmul(uint32_t wtype, const void *w, size_t w_stride, int64_t
                          const void *act, size_t act_stride, int64_t ncols, float *out,
                          size_t out_stride);
 
+/* Products that share their input.  An engine multiplies one input with
+ * several matrices, and splits each product among threads by rows; for
+ * Q4_K, Q5_K and Q6_K weights and 6 columns or more, the
+ * AVX-512 VNNI and AMX kernels rearrange the activations into panels of
+ * 16 columns first, which the input can then undergo once rather than in
+ * every call:
+ *
+ *   gguf_matmul_pack_size(wtype, k, ncols): the bytes of the packed input
+ *     of ncols columns of k elements; 0 when the SIMD path in use has no
+ *     packed products for wtype (or ncols < 6): use gguf_matmul() then.
+ *     The packed form is the same for every weight type it serves.
+ *   gguf_matmul_pack(): packs panels p0 .. p1 - 1 (of (ncols + 15) / 16;
+ *     threads may pack their shares) of activations as gguf_matmul() takes
+ *     them into packed, 64-byte aligned.
+ *   gguf_matmul_packed(): gguf_matmul() on the packed input, with its bits.
+ *
+ * Each returns GGUF_E_UNSUPPORTED where the size is 0 (the SIMD path may
+ * not change between packing and use) and GGUF_E_INVALID for NULL
+ * pointers, a misaligned buffer or panels out of range.  They keep their
+ * working buffers on the stack, up to about 128 KiB. */
+GGUF_API size_t gguf_matmul_pack_size(uint32_t wtype, int64_t k, int64_t ncols);
+GGUF_API int gguf_matmul_pack(uint32_t wtype, const void *act, size_t act_stride, int64_t k,
+                              int64_t ncols, int64_t p0, int64_t p1, void *packed);
+GGUF_API int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows,
+                                int64_t k, const void *packed, int64_t ncols, float *out,
+                                size_t out_stride);
+
 /* ------------------------------------------------------------------------ */
 /* Vector kernels of a forward pass                                          */
 

@@ -333,6 +333,38 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
                       ref, tl);
             }
         }
+        /* the same product on activations packed once (in two shares of
+         * panels, as threads pack them): the same bits */
+        const size_t psz = gguf_matmul_pack_size(t, k, nc);
+        const int64_t np = ((int64_t)nc + 15) / 16;
+        if (psz) {
+            void *pk = aligned_alloc(64, (psz + 63) / 64 * 64);
+            float *o2 = malloc(sizeof(float) * o_stride * (size_t)nc);
+            if (!pk || !o2) HARD_ERROR("out of memory");
+            CHECK(gguf_matmul_pack(t, act, a_stride, k, nc, 0, np / 2, pk) == GGUF_OK &&
+                      gguf_matmul_pack(t, act, a_stride, k, nc, np / 2, np, pk) == GGUF_OK,
+                  "%s pack", ti.name);
+            for (size_t i = 0; i < o_stride * (size_t)nc; i++) o2[i] = -12345.0f;
+            CHECK(gguf_matmul_packed(t, wq, w_stride, nr, k, pk, nc, o2, o_stride) == GGUF_OK,
+                  "%s packed", ti.name);
+            CHECK(memcmp(o2, out, sizeof(float) * o_stride * (size_t)nc) == 0,
+                  "%s packed %dx%d, %d columns, %s: not the bits of gguf_matmul()", ti.name, nr, k,
+                  nc, gguf_simd_name(l));
+            CHECK(gguf_matmul_pack(t, act, a_stride, k, nc, 0, np + 1, pk) == GGUF_E_INVALID,
+                  "%s pack past the panels", ti.name);
+            CHECK(gguf_matmul_packed(t, wq, w_stride, nr, k, (uint8_t *)pk + 8, nc, o2, o_stride) ==
+                      GGUF_E_INVALID, "%s packed misaligned", ti.name);
+            free(pk);
+            free(o2);
+        } else {
+            /* only Q4_K, Q5_K and Q6_K at the VNNI and AMX levels have it */
+            CHECK(l < GGUF_SIMD_AVX512 || nc < GQ_PANEL_MIN ||
+                      (t != GGUF_T_Q4_K && t != GGUF_T_Q5_K && t != GGUF_T_Q6_K) ||
+                      !__builtin_cpu_supports("avx512vnni"),
+                  "%s at %s: no packed products", ti.name, gguf_simd_name(l));
+            CHECK(gguf_matmul_packed(t, wq, w_stride, nr, k, out, nc, out, o_stride) ==
+                      GGUF_E_UNSUPPORTED, "%s packed without a packed form", ti.name);
+        }
         /* each column alone gives the bits it has among the others */
         float *one = malloc(sizeof(float) * (size_t)(nr ? nr : 1));
         if (!one) HARD_ERROR("out of memory");

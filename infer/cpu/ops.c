@@ -96,6 +96,20 @@ void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct c
         need[k] = p[i].w->type;
         stride[k] = gguf_matmul_act_size(p[i].w->type, (int64_t)cols);
     }
+    /* Q4_K, Q5_K and Q6_K products of many columns share one packing of
+     * their Q8_K input (quant.h), made once here rather than in every
+     * call of every thread. */
+    int packed[CPU_MAX_PRODUCTS] = {0}, any_packed = 0;
+    uint32_t pack_type = GGUF_T_COUNT;
+    for (int i = 0; i < np && s->packed && need[CPU_ACT_Q8_K] != GGUF_T_COUNT; i++) {
+        const size_t bytes = gguf_matmul_pack_size(p[i].w->type, (int64_t)cols, n);
+        if (cpu_act_index(gguf_matmul_act_type(p[i].w->type)) == CPU_ACT_Q8_K && bytes &&
+            bytes <= s->packed_cap) {
+            packed[i] = any_packed = 1;
+            pack_type = p[i].w->type;
+        }
+    }
+    const int64_t n_panels = ((int64_t)n + 15) / 16;
     /* Inputs are quantized in pieces of QUANT_CHUNK elements (blocks are
      * independent), so that a single vector is shared among threads too. */
     const uint64_t n_chunks = (cols + QUANT_CHUNK - 1) / QUANT_CHUNK;
@@ -112,6 +126,15 @@ void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct c
                                               act + t * stride[k] +
                                                   gguf_matmul_act_size(need[k], (int64_t)c0),
                                               (int64_t)len);
+                assert(st == GGUF_OK);
+                (void)st;
+            }
+        }
+        if (any_packed) {
+#pragma omp for schedule(static)
+            for (int64_t pn = 0; pn < n_panels; pn++) {
+                int st = gguf_matmul_pack(pack_type, s->act[CPU_ACT_Q8_K], stride[CPU_ACT_Q8_K],
+                                          (int64_t)cols, n, pn, pn + 1, s->packed);
                 assert(st == GGUF_OK);
                 (void)st;
             }
@@ -139,9 +162,13 @@ void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct c
                 plain_rows(s, w, r0, r1, in, n, p[i].out, s->rows + (uint64_t)id * cols);
                 continue;
             }
-            int st = gguf_matmul(w->type, (const unsigned char *)w->data + r0 * w->row_bytes,
-                                 w->row_bytes, (int64_t)(r1 - r0), (int64_t)cols, s->act[k],
-                                 stride[k], n, p[i].out + r0, w->rows);
+            const unsigned char *wr = (const unsigned char *)w->data + r0 * w->row_bytes;
+            int st = packed[i] ? gguf_matmul_packed(w->type, wr, w->row_bytes, (int64_t)(r1 - r0),
+                                                    (int64_t)cols, s->packed, n, p[i].out + r0,
+                                                    w->rows)
+                               : gguf_matmul(w->type, wr, w->row_bytes, (int64_t)(r1 - r0),
+                                             (int64_t)cols, s->act[k], stride[k], n,
+                                             p[i].out + r0, w->rows);
             assert(st == GGUF_OK);
             (void)st;
         }
