@@ -459,9 +459,9 @@ struct tblock {
     uint8_t hi[TR][256], lo[TR][256];
 };
 
-/* Tiles 0, 1: hi and lo of 16 rows, 64 quants; 2, 3: activations of two
- * panels for them; 4, 5 (with 2) and 6, 7 (with 3): the sums of hi and lo
- * of the two panels. */
+/* Tiles 0, 1: hi and lo of 16 rows, 64 quants, 2: a panel's activations
+ * for them; 3, 4, 5: the same for the next 64; 6, 7: the sums of hi and
+ * lo. */
 static const struct tile_config tile_config_block __attribute__((aligned(64))) = {
     .palette = 1,
     .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
@@ -507,7 +507,7 @@ static void block_gemm(int64_t k, const uint8_t *w, size_t w_stride, int64_t nro
     const int nb = (int)(k / GQ_QK_K);
     const size_t bb = type == GGUF_T_Q4_K ? sizeof(struct gq_block_q4_k) : sizeof(struct gq_block_q5_k);
     float run[TR][MAXP * PANEL] __attribute__((aligned(64)));
-    int32_t c[2][4][TR][PANEL] __attribute__((aligned(64))); /* [pair parity][tile 4 + t] */
+    int32_t c[2][2][TR][PANEL] __attribute__((aligned(64))); /* [panel parity][hi, lo] */
     struct wblock u[2][TR]; /* a block's rows, and the last block's while its sums are pending */
     struct tblock tb;
     _tile_loadconfig(&tile_config_block);
@@ -517,13 +517,14 @@ static void block_gemm(int64_t k, const uint8_t *w, size_t w_stride, int64_t nro
         const struct panel_block *pc = packed + (c0 / PANEL) * nb;
         for (int64_t rt = 0; rt < nrows; rt += TR) {
             memset(run, 0, sizeof run);
-            /* Two panels at a time share each weight tile: four
-             * independent tile products per 64 quants.  Their sums are
-             * stored from the tiles and read only after the next pair's
-             * products are under way (a tile store reaches vector loads
-             * late): `pending` is the first panel of the pair stored last,
-             * in c[cb ^ 1]. */
-            int pending = -1, pend_n = 0, cb = 0;
+            /* One panel at a time, the weight and activation tiles of
+             * alternate 64 quants in two sets (0 1 2, 3 4 5), so that the
+             * loads of the next go on while the products of the last
+             * compute.  The sums (tiles 6, 7) are stored and read only
+             * after the next panel's products are under way (a tile store
+             * reaches vector loads late): `pending` is the panel stored
+             * last, in c[cb ^ 1]. */
+            int pending = -1, cb = 0;
             const struct wblock *pend_u = NULL;
             const struct panel_block *pend_pb = NULL;
             for (int i = 0; i < nb; i++) {
@@ -532,48 +533,32 @@ static void block_gemm(int64_t k, const uint8_t *w, size_t w_stride, int64_t nro
                     unpack(&ui[j], w + (size_t)(rt + j) * w_stride + (size_t)i * bb, type);
                     split_scales(tb.hi[j], tb.lo[j], &ui[j]);
                 }
-                for (int p = 0; p < np; p += 2) {
-                    const struct panel_block *pa = pc + (size_t)p * nb + i;
-                    const int two = p + 1 < np;
-                    _tile_zero(4);
-                    _tile_zero(5);
-                    if (two) {
-                        _tile_zero(6);
-                        _tile_zero(7);
-                    }
-                    for (int kk = 0; kk < 4; kk++) {
+                for (int p = 0; p < np; p++) {
+                    const struct panel_block *pb = pc + (size_t)p * nb + i;
+                    _tile_zero(6);
+                    _tile_zero(7);
+                    for (int kk = 0; kk < 4; kk += 2) {
                         _tile_loadd(0, tb.hi[0] + 64 * kk, 256);
                         _tile_loadd(1, tb.lo[0] + 64 * kk, 256);
-                        _tile_loadd(2, pa->q[16 * kk], 64);
-                        if (two) _tile_loadd(3, pa[nb].q[16 * kk], 64);
-                        _tile_dpbusd(4, 0, 2);
-                        _tile_dpbusd(5, 1, 2);
-                        if (two) {
-                            _tile_dpbusd(6, 0, 3);
-                            _tile_dpbusd(7, 1, 3);
-                        }
+                        _tile_loadd(2, pb->q[16 * kk], 64);
+                        _tile_dpbusd(6, 0, 2);
+                        _tile_dpbusd(7, 1, 2);
+                        _tile_loadd(3, tb.hi[0] + 64 * (kk + 1), 256);
+                        _tile_loadd(4, tb.lo[0] + 64 * (kk + 1), 256);
+                        _tile_loadd(5, pb->q[16 * (kk + 1)], 64);
+                        _tile_dpbusd(6, 3, 5);
+                        _tile_dpbusd(7, 4, 5);
                     }
-                    _tile_stored(4, c[cb][0], 64);
-                    _tile_stored(5, c[cb][1], 64);
-                    if (two) {
-                        _tile_stored(6, c[cb][2], 64);
-                        _tile_stored(7, c[cb][3], 64);
-                    }
-                    if (pending >= 0) {
-                        block_sums(run, pending, c[cb ^ 1], pend_u, pend_pb);
-                        if (pend_n == 2) block_sums(run, pending + 1, c[cb ^ 1] + 2, pend_u, pend_pb + nb);
-                    }
+                    _tile_stored(6, c[cb][0], 64);
+                    _tile_stored(7, c[cb][1], 64);
+                    if (pending >= 0) block_sums(run, pending, c[cb ^ 1], pend_u, pend_pb);
                     pending = p;
-                    pend_n = two ? 2 : 1;
                     pend_u = ui;
-                    pend_pb = pa;
+                    pend_pb = pb;
                     cb ^= 1;
                 }
             }
-            if (pending >= 0) {
-                block_sums(run, pending, c[cb ^ 1], pend_u, pend_pb);
-                if (pend_n == 2) block_sums(run, pending + 1, c[cb ^ 1] + 2, pend_u, pend_pb + nb);
-            }
+            if (pending >= 0) block_sums(run, pending, c[cb ^ 1], pend_u, pend_pb);
             /* a column's 16 outputs are contiguous: written together */
             for (int cc = 0; cc < cols; cc++) {
                 float *o = out + (size_t)(c0 + cc) * out_stride + (size_t)rt;
