@@ -68,13 +68,7 @@ bench_one() {
     mv "$tmp/prompt" "$tmp/p16"
     # weight bytes a decode step reads: the tensor data but unused embeddings
     local bytes
-    bytes=$("$top_builddir/gguf-dump" --json "$model" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-ts = {t["name"]: t for t in d["tensors"]}
-total = sum(t["size"] for t in ts.values())
-if "output.weight" in ts: total -= ts["token_embd.weight"]["size"]
-print(total)' 2> /dev/null) || bytes=$(stat -L -c %s "$model")
+    bytes=$(decode_bytes "$model") || die "$model: cannot read its tensor sizes"
     local pp='' tg='' ppp='' ptg='' r v
     "$run" -m "$model" --device cuda --raw -f "$tmp/p16" -n 8 --temp 0 > /dev/null 2>&1 # warm
     for ((r = 0; r < runs; r++)); do

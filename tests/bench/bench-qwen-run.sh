@@ -19,6 +19,11 @@
 # reported, never judged: the script fails only when something could not
 # run.
 #
+# The decode speed is also given as GB/s of weights read (every tensor's
+# bytes, see decode_bytes in common.sh) and as a share of the read
+# bandwidth tests/bench/bench-mem measures with the same threads in the
+# same run.
+#
 # Environment:
 #   BENCH_DIR        cache directory for generated models
 #                    (default: $top_builddir/tests/bench/cache)
@@ -93,10 +98,25 @@ for ((r = 0; r < runs; r++)); do
 done
 
 printf '  %-12s prompt %8.2f tok/s   generation %8.2f tok/s\n' qwen-run "$our_pp" "$our_tg"
+# Decode against the memory: the bytes a step reads times its speed, over
+# the read bandwidth bench-mem measures with the same threads, now.
+mem=$top_builddir/tests/bench/bench-mem
+if [ -x "$mem" ]; then
+    bytes=$(decode_bytes "$model") || die "$model: cannot read its tensor sizes"
+    bw=$("$mem" -t "$threads" | sed -n 's/^read bandwidth: \([0-9.]*\) GB\/s.*/\1/p')
+    [ -n "$bw" ] || die "$mem failed"
+    awk -v tg="$our_tg" -v b="$bytes" -v bw="$bw" 'BEGIN {
+        printf "  decode reads %.0f MiB a token: %.1f GB/s, %.0f%% of the %.1f GB/s bench-mem reads\n",
+            b / 1048576, tg * b / 1e9, 100 * tg * b / 1e9 / bw, bw }'
+else
+    echo "  (tests/bench/bench-mem not built: make bench builds it; no bandwidth figures)"
+fi
 if [ "$with_peer" = 0 ]; then
     echo "peer llama-bench: skipped (set LLAMA_BENCH to the path of llama.cpp's llama-bench to compare)"
     exit 0
 fi
 printf '  %-12s prompt %8.2f tok/s   generation %8.2f tok/s\n' llama-bench "$peer_pp" "$peer_tg"
+[ -n "${bw:-}" ] && awk -v tg="$peer_tg" -v b="$bytes" -v bw="$bw" 'BEGIN {
+    printf "  llama.cpp decode: %.1f GB/s, %.0f%% of it\n", tg * b / 1e9, 100 * tg * b / 1e9 / bw }'
 echo "  qwen-run / llama.cpp: prompt $(ratio "$our_pp" "$peer_pp"), generation $(ratio "$our_tg" "$peer_tg")" \
     "(goal: at least 1.00x both)"

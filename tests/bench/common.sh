@@ -55,6 +55,20 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/$me.XXXXXX") || die "cannot create a temporary 
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 2' HUP INT TERM
 
+# decode_bytes MODEL: the bytes of weights a decode step reads, printed:
+# every tensor's data, but the embedding rows when the model has an output
+# matrix of its own (then only a token's row of token_embd is read; tied,
+# token_embd is the output matrix, read whole).
+decode_bytes() {
+    "$top_builddir/gguf-dump" --json "$1" | python3 -c '
+import json, sys
+ts = {t["name"]: t for t in json.load(sys.stdin)["tensors"]}
+total = sum(t["bytes"] for t in ts.values())
+if "output.weight" in ts:
+    total -= ts["token_embd.weight"]["bytes"]
+print(total)'
+}
+
 # exact_prompt RUN MODEL N: writes $tmp/prompt, a text of exactly N tokens
 # for qwen-run RUN on MODEL: the longest prefix of a fixed text that has
 # at most that many (found by bisection on its length), then one character

@@ -9,8 +9,14 @@ CLEANFILES += tests/bench/cache/qwen2-1.5b-f16.gguf tests/bench/cache/qwen2-1.5b
 # Row kernel speed per SIMD path: a C program built by `make bench` only
 # (EXTRA_PROGRAMS), run by its script.
 BENCHMARKS += tests/bench/bench-quant.sh
-EXTRA_PROGRAMS = tests/bench/bench-quant
+EXTRA_PROGRAMS = tests/bench/bench-quant tests/bench/bench-mem
 tests_bench_bench_quant_SOURCES = tests/bench/bench-quant.c
+# The read bandwidth, the ceiling of decode, for bench-qwen-run.sh.
+tests_bench_bench_mem_SOURCES = tests/bench/bench-mem.c
+tests_bench_bench_mem_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) -O3
+tests_bench_bench_mem_LDFLAGS = $(OPENMP_CFLAGS)
+CLEANFILES += tests/bench/bench-mem$(EXEEXT)
+bench: tests/bench/bench-mem$(EXEEXT)
 tests_bench_bench_quant_LDADD = gguf/libgguf.la -lm
 CLEANFILES += tests/bench/bench-quant$(EXEEXT)
 bench: tests/bench/bench-quant$(EXEEXT)
