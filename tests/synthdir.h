@@ -46,4 +46,17 @@ static inline void tu_synth_model(char *path, size_t cap, const char *name, cons
     if (system(cmd) != 0) HARD_ERROR("cannot run: %s", cmd);
 }
 
+/* The model of architecture `arch`, `size` and `type` (untied: with an
+ * output.weight of its own), written once as ARCH-SIZE-TYPE[-untied];
+ * its path in path (cap bytes). */
+static inline void tu_synth_shape(char *path, size_t cap, const char *arch, const char *size,
+                                  const char *type, int untied)
+{
+    char name[128], args[256];
+    snprintf(name, sizeof name, "%s-%s-%s%s", arch, size, type, untied ? "-untied" : "");
+    snprintf(args, sizeof args, "--arch %s --size %s --type %s%s", arch, size, type,
+             untied ? " --untied" : "");
+    tu_synth_model(path, cap, name, args);
+}
+
 #endif

@@ -86,16 +86,6 @@ static double rel_error(const float *a, const float *b, uint32_t n)
     return den > 0 ? num / den : num;
 }
 
-static void make_model(char *path, size_t cap, const char *arch, const char *size,
-                       const char *type, int untied)
-{
-    char name[128], args[256];
-    snprintf(name, sizeof name, "%s-%s-%s%s", arch, size, type, untied ? "-untied" : "");
-    snprintf(args, sizeof args, "--arch %s --size %s --type %s%s", arch, size, type,
-             untied ? " --untied" : "");
-    tu_synth_model(path, cap, name, args);
-}
-
 static qwen_context *new_context(const qwen_model *m, const char *backend, int plain,
                                  uint32_t n_ctx, uint32_t n_batch)
 {
@@ -142,7 +132,7 @@ static void fill(qwen_batch *b, const struct step *st, uint32_t *next, uint32_t 
 static void check_case(const struct cuda_case *cc)
 {
     char path[512];
-    make_model(path, sizeof path, cc->arch, cc->size, cc->type, cc->untied);
+    tu_synth_shape(path, sizeof path, cc->arch, cc->size, cc->type, cc->untied);
     gguf_error err;
     qwen_model *m;
     REQUIRE(qwen_model_open(&m, path, &err) == GGUF_OK, "%s", err.message);
@@ -198,7 +188,7 @@ static int32_t argmax(const float *x, uint32_t n)
 static void check_greedy(const char *arch)
 {
     char path[512];
-    make_model(path, sizeof path, arch, "tiny", "f32", 0);
+    tu_synth_shape(path, sizeof path, arch, "tiny", "f32", 0);
     gguf_error err;
     qwen_model *m;
     REQUIRE(qwen_model_open(&m, path, &err) == GGUF_OK, "%s", err.message);
@@ -235,7 +225,7 @@ static void check_greedy(const char *arch)
 static void check_long(void)
 {
     char path[512];
-    make_model(path, sizeof path, "qwen2", "tiny", "q8_0", 0);
+    tu_synth_shape(path, sizeof path, "qwen2", "tiny", "q8_0", 0);
     gguf_error err;
     qwen_model *m;
     REQUIRE(qwen_model_open(&m, path, &err) == GGUF_OK, "%s", err.message);
@@ -272,7 +262,7 @@ static void check_long(void)
 static void check_graph_bits(void)
 {
     char path[512];
-    make_model(path, sizeof path, "qwen2", "small", "q4_k_m", 0);
+    tu_synth_shape(path, sizeof path, "qwen2", "small", "q4_k_m", 0);
     gguf_error err;
     qwen_model *m;
     REQUIRE(qwen_model_open(&m, path, &err) == GGUF_OK, "%s", err.message);
@@ -307,7 +297,7 @@ static void check_graph_bits(void)
 static void check_refused(void)
 {
     char src[512], path[600], cmd[2048];
-    make_model(src, sizeof src, "qwen2", "small", "q8_0", 0);
+    tu_synth_shape(src, sizeof src, "qwen2", "small", "q8_0", 0);
     snprintf(path, sizeof path, "%s/q8_k.gguf", tu_tmpdir);
     const char *top = getenv("top_builddir");
     snprintf(cmd, sizeof cmd, "'%s/gguf-requant' -q --type 'blk.1.ffn_up.weight=q8_k' '%s' '%s'",

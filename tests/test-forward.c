@@ -38,19 +38,6 @@
 #define N_DECODE 4
 #define N_TOKENS (N_PREFILL + N_DECODE)
 
-/* Writes the model of architecture `arch`, `size` and `type` (untied: with
- * an output.weight of its own) into the temporary directory with
- * gguf-synth, unless there already; returns the path in path (cap bytes). */
-static void make_model(char *path, size_t cap, const char *arch, const char *size,
-                       const char *type, int untied)
-{
-    char name[128], args[256];
-    snprintf(name, sizeof name, "%s-%s-%s%s", arch, size, type, untied ? "-untied" : "");
-    snprintf(args, sizeof args, "--arch %s --size %s --type %s%s", arch, size, type,
-             untied ? " --untied" : "");
-    tu_synth_model(path, cap, name, args);
-}
-
 static int32_t token_at(uint32_t i, uint32_t n_vocab)
 {
     return (int32_t)((i * 389u + 17u) % n_vocab);
@@ -207,7 +194,7 @@ static void check_accuracy_mode(const struct acc_case *ac, qwen_model *m, const 
 static void check_accuracy(const struct acc_case *ac)
 {
     char path[512], msg[512];
-    make_model(path, sizeof path, ac->arch, ac->size, ac->type, ac->untied);
+    tu_synth_shape(path, sizeof path, ac->arch, ac->size, ac->type, ac->untied);
     gguf_error err;
     qwen_model *m;
     int st = qwen_model_open(&m, path, &err);
@@ -238,7 +225,7 @@ static void check_accuracy(const struct acc_case *ac)
 static void check_no_alloc(void)
 {
     char path[512];
-    make_model(path, sizeof path, "qwen2", "small", "q4_k_m", 0);
+    tu_synth_shape(path, sizeof path, "qwen2", "small", "q4_k_m", 0);
     gguf_error err;
     qwen_model *m;
     REQUIRE(qwen_model_open(&m, path, &err) == GGUF_OK, "%s", err.message);
@@ -264,7 +251,7 @@ static void check_no_alloc(void)
 static void check_batching(const char *arch)
 {
     char path[512];
-    make_model(path, sizeof path, arch, "tiny", "q8_0", 0);
+    tu_synth_shape(path, sizeof path, arch, "tiny", "q8_0", 0);
     gguf_error err;
     qwen_model *m;
     REQUIRE(qwen_model_open(&m, path, &err) == GGUF_OK, "%s", err.message);
@@ -482,7 +469,7 @@ static void check_bad_cases(const char *base, const struct bad_case *cases, size
 static void check_broken_qwen3(void)
 {
     char base[512];
-    make_model(base, sizeof base, "qwen3", "tiny", "f32", 0);
+    tu_synth_shape(base, sizeof base, "qwen3", "tiny", "f32", 0);
     static const struct bad_case cases[] = {
         {"qwen3: missing attn_q_norm", {.drop_tensor = "blk.1.attn_q_norm.weight"},
          GGUF_E_NOT_FOUND, "'blk.1.attn_q_norm.weight' is missing"},
@@ -548,7 +535,7 @@ static void check_broken_qwen3(void)
 static void check_broken(void)
 {
     char base[512], path[600];
-    make_model(base, sizeof base, "qwen2", "tiny", "f32", 0);
+    tu_synth_shape(base, sizeof base, "qwen2", "tiny", "f32", 0);
     /* tiny: 2 layers, width 64, 4 heads (2 KV) of 16, FFN 128, vocabulary 1024. */
     static const struct bad_case cases[] = {
         {"llama architecture", {.str_key = "general.architecture", .str = "llama"},

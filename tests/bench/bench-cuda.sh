@@ -81,12 +81,7 @@ bench_one() {
         if [ "$with_peer" = 1 ]; then
             "$LLAMA_BENCH" -m "$model" -ngl 99 -fa 1 -p 512 -n 128 -r 1 -o csv \
                 > "$tmp/peer.csv" 2> "$tmp/peer.err" || { cat "$tmp/peer.err" >&2; die "llama-bench failed"; }
-            read -r a b < <(awk -F, '
-                { for (i = 1; i <= NF; i++) gsub(/"/, "", $i) }
-                NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-                $col["n_prompt"] > 0 && $col["n_gen"] == 0 { pp = $col["avg_ts"] }
-                $col["n_gen"] > 0 && $col["n_prompt"] == 0 { tg = $col["avg_ts"] }
-                END { print pp, tg }' "$tmp/peer.csv")
+            read -r a b < <(llama_bench_speeds "$tmp/peer.csv")
             ppp=$(max "$a" "$ppp")
             ptg=$(max "$b" "$ptg")
         fi

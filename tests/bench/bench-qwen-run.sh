@@ -66,12 +66,7 @@ ours() {
 peer() {
     "$LLAMA_BENCH" -m "$model" -t "$threads" -p "$n_prompt" -n "$n_gen" -r 1 -o csv \
         > "$tmp/peer.csv" 2> "$tmp/peer.err" || return 1
-    read -r pp tg < <(awk -F, '
-        { for (i = 1; i <= NF; i++) gsub(/"/, "", $i) }
-        NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-        $col["n_prompt"] > 0 && $col["n_gen"] == 0 { pp = $col["avg_ts"] }
-        $col["n_gen"] > 0 && $col["n_prompt"] == 0 { tg = $col["avg_ts"] }
-        END { print pp, tg }' "$tmp/peer.csv")
+    read -r pp tg < <(llama_bench_speeds "$tmp/peer.csv")
     [ -n "$pp" ] && [ -n "$tg" ]
 }
 

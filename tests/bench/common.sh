@@ -55,6 +55,18 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/$me.XXXXXX") || die "cannot create a temporary 
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 2' HUP INT TERM
 
+# llama_bench_speeds CSV: the prompt and generation speeds (avg_ts of the
+# rows with n_gen 0 and with n_prompt 0) of llama-bench's -o csv output,
+# printed as "PP TG".
+llama_bench_speeds() {
+    awk -F, '
+        { for (i = 1; i <= NF; i++) gsub(/"/, "", $i) }
+        NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $col["n_prompt"] > 0 && $col["n_gen"] == 0 { pp = $col["avg_ts"] }
+        $col["n_gen"] > 0 && $col["n_prompt"] == 0 { tg = $col["avg_ts"] }
+        END { print pp, tg }' "$1"
+}
+
 # decode_bytes MODEL: the bytes of weights a decode step reads, printed:
 # every tensor's data, but the embedding rows when the model has an output
 # matrix of its own (then only a token's row of token_embd is read; tied,
