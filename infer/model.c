@@ -505,6 +505,12 @@ void qwen_model_close(qwen_model *m)
     free(m);
 }
 
+uint64_t qwen_widest_input(const qwen_config *c)
+{
+    uint64_t w = c->n_embd > c->n_ff ? c->n_embd : c->n_ff;
+    return w > c->n_q ? w : c->n_q;
+}
+
 void qwen_rope_angles(float *cs, uint32_t pos, uint32_t head_dim, float base)
 {
     float step = powf(base, -2.0f / (float)head_dim);

@@ -171,6 +171,10 @@ int qwen_model_open(qwen_model **out, const char *path, gguf_error *err);
 /* Releases the model and unmaps its file.  NULL is allowed. */
 void qwen_model_close(qwen_model *m);
 
+/* The widest input of the model's matrix products: max(n_embd, n_q,
+ * n_ff), which every backend sizes its activation buffers by. */
+uint64_t qwen_widest_input(const qwen_config *c);
+
 /* cs (head_dim) = the cos and sin of the angle of each of the head_dim/2
  * RoPE pairs at position pos: pos * base^(-2i/head_dim) for pair i, the
  * angle made by successive multiplication as the reference engine does.

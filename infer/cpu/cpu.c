@@ -16,12 +16,6 @@
 #include "infer/cpu/cpu.h"
 #include "quant/quant.h"
 
-uint64_t cpu_widest_input(const qwen_config *c)
-{
-    uint64_t w = c->n_embd > c->n_ff ? c->n_embd : c->n_ff;
-    return w > c->n_q ? w : c->n_q;
-}
-
 /* calloc of n * size bytes, NULL when the product overflows. */
 static void *alloc_array(uint64_t n, size_t size)
 {
@@ -33,7 +27,7 @@ static void *alloc_array(uint64_t n, size_t size)
 static int alloc_thread_buffers(struct cpu_state *s, int n)
 {
     float *att = alloc_array((uint64_t)s->n_ctx * (uint64_t)n, sizeof(float));
-    float *rows = alloc_array(cpu_widest_input(&s->m->config) * (uint64_t)n, sizeof(float));
+    float *rows = alloc_array(qwen_widest_input(&s->m->config) * (uint64_t)n, sizeof(float));
     if (!att || !rows) {
         free(att);
         free(rows);
@@ -111,7 +105,7 @@ static int cpu_open(void **impl, const qwen_model *m, const qwen_params *p, gguf
     s->plain = p->plain;
     /* Every factor is bounded by the QWEN_MAX_* limits, so no product below
      * overflows 64 bits; alloc_array refuses what size_t cannot hold. */
-    uint64_t nb = p->n_batch, row = cpu_widest_input(c);
+    uint64_t nb = p->n_batch, row = qwen_widest_input(c);
     uint64_t cache = (uint64_t)c->n_kv * p->n_ctx * p->n_seq * c->n_layer;
     s->x = alloc_array(c->n_embd * nb, sizeof(float));
     s->xb = alloc_array(c->n_embd * nb, sizeof(float));

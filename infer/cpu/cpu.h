@@ -67,9 +67,6 @@ cpu_layer_fn cpu_graph_layer(const qwen_arch *a);
  * into logits, in order (graph.c). */
 void cpu_decode_step(struct cpu_state *s, const qwen_batch *b, float *logits);
 
-/* The widest input of a product: max(n_embd, n_q, n_ff). */
-uint64_t cpu_widest_input(const qwen_config *c);
-
 /* --- building blocks (ops.c) --- */
 
 /* Most products in one cpu_matmul() call. */

@@ -389,17 +389,11 @@ static void cuda_close(void *impl)
     free(s);
 }
 
-static uint64_t widest_input(const qwen_config *c)
-{
-    uint64_t w = c->n_embd > c->n_ff ? c->n_embd : c->n_ff;
-    return w > c->n_q ? w : c->n_q;
-}
-
 /* The activation buffers, cache, RoPE table and batch arrays. */
 static int alloc_buffers(qc_state *s)
 {
     const qwen_config *c = &s->m->config;
-    const uint64_t nb = s->n_batch, wide = widest_input(c);
+    const uint64_t nb = s->n_batch, wide = qwen_widest_input(c);
     const uint64_t cache = (uint64_t)c->n_kv * s->n_ctx * s->n_seq * c->n_layer;
     const uint64_t n_piece = (s->n_ctx + QC_ATT_CHUNK - 1) / QC_ATT_CHUNK;
     const uint64_t per_token = (uint64_t)c->n_head * n_piece * (c->head_dim + 2) * sizeof(float);
@@ -452,7 +446,7 @@ static int alloc_gemm(qc_state *s)
 {
     if (s->wdeq && s->xh) return 1;
     const qwen_config *c = &s->m->config;
-    const uint64_t wide = widest_input(c);
+    const uint64_t wide = qwen_widest_input(c);
     uint64_t rows = 0;
     const uint64_t all[] = {c->n_q, c->n_kv, c->n_embd, c->n_ff, c->n_vocab};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
