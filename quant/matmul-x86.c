@@ -27,6 +27,7 @@
 #include <config.h>
 
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -193,6 +194,7 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
     for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
 }
 
+
 /* ------------------------------------------------------------------------ */
 /* Q6_K: sum (q - 32) y sc = sum q y sc - 32 sum sc bsum                    */
 
@@ -245,34 +247,49 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
     for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
 }
 
+
 #ifdef __AVX512VNNI__
-/* q6k_tile() with 512-bit products: quants k = 2m and 2m + 1 of a half
- * (q6k_quants()) side by side, the order of their 64 activations, with
- * the four scales 8h + 4m .. 8h + 4m + 3 of their groups of 16; the halves
- * of the sums added into q6k_tile()'s 8 lanes, which then hold the same
- * numbers. */
-static inline __attribute__((always_inline)) void
-q6k_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
-            float *out, size_t out_stride, const int variant)
+/* ------------------------------------------------------------------------ */
+/* Q4_K, Q5_K, Q6_K with 512-bit products                                  */
+
+enum { KQ_Q4_K, KQ_Q5_K, KQ_Q6_K };
+
+static inline size_t kq_block_bytes(const int type)
 {
-    (void)variant;
-    const __m512i low4 = _mm512_set1_epi8(0x0f), three = _mm512_set1_epi8(3);
+    return type == KQ_Q6_K ? sizeof(struct gq_block_q6_k)
+           : type == KQ_Q5_K ? sizeof(struct gq_block_q5_k) : sizeof(struct gq_block_q4_k);
+}
+
+/* A block unpacked for 512-bit products: x[p] the unsigned quants that
+ * meet activations 64p .. 64p + 63, s[p] the int16 scales of their pair
+ * sums; m16 what multiplies the activations' 16-sums: the mins of Q4_K
+ * and Q5_K (each twice), the scales of Q6_K (whose quants are q + 32). */
+struct kq512 {
+    __m512i x[4], s[4];
+    __m256i m16;
+};
+
+/* Q4_K, Q5_K: 64 bytes of qs hold sub-blocks 4h, 4h + 2 in their low
+ * nibbles and 4h + 1, 4h + 3 in their high ones; the nibbles are
+ * regrouped by 128-bit lanes into the pairs of sub-blocks (2p, 2p + 1)
+ * that lie side by side in the activations, each with its two scales.
+ * Q6_K: quants k = 2m and 2m + 1 of half h (q6k_quants()) side by side,
+ * with the four scales 8h + 4m .. 8h + 4m + 3 of their groups of 16. */
+static inline __attribute__((always_inline)) struct kq512 kq_unpack512(const uint8_t *blk, const int type)
+{
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    /* qh >> 2 in the upper 256 bits */
     const __m512i upper2 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
-    /* pair sums 8g .. 8g + 7 take scale g of the four */
-    const __m512i sidx = _mm512_set_epi64(0x0003000300030003, 0x0003000300030003, 0x0002000200020002,
-                                          0x0002000200020002, 0x0001000100010001, 0x0001000100010001, 0, 0);
-    const struct gq_block_q6_k *w = (const struct gq_block_q6_k *)row;
-    float acc[MAX_TILE];
-    UNROLL
-    for (int c = 0; c < C; c++) acc[c] = 0.0f;
-    for (int i = 0; i < nb; i++, w++) {
-        const __m128i sc8 = _mm_loadu_si128((const __m128i *)w->scales);
-        const __m512i sc16 = _mm512_zextsi256_si512(_mm256_cvtepi8_epi16(sc8));
-        __m512i isum[MAX_TILE][4];
-        UNROLL
-        for (int c = 0; c < C; c++) {
-            for (int a = 0; a < NACC(C); a++) isum[c][a] = _mm512_setzero_si512();
-        }
+    struct kq512 u;
+    if (type == KQ_Q6_K) {
+        const struct gq_block_q6_k *w = (const struct gq_block_q6_k *)blk;
+        const __m512i three = _mm512_set1_epi8(3);
+        /* pair sums 8g .. 8g + 7 take scale g of the four */
+        const __m512i sidx = _mm512_set_epi64(0x0003000300030003, 0x0003000300030003, 0x0002000200020002,
+                                              0x0002000200020002, 0x0001000100010001, 0x0001000100010001, 0, 0);
+        const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w->scales));
+        const __m512i sc16 = _mm512_zextsi256_si512(sc);
+        u.m16 = sc;
         UNROLL
         for (int h = 0; h < 2; h++) {
             const __m512i ql = _mm512_loadu_si512(w->ql + 64 * h);
@@ -284,31 +301,212 @@ q6k_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, c
             for (int m = 0; m < 2; m++) {
                 const __m512i lo = _mm512_and_si512(m ? _mm512_srli_epi16(ql, 4) : ql, low4);
                 const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(qh, 4 * m), three);
-                const __m512i q = _mm512_or_si512(lo, _mm512_slli_epi16(hi, 4));
-                const __m512i s = _mm512_permutexvar_epi16(
+                u.x[2 * h + m] = _mm512_or_si512(lo, _mm512_slli_epi16(hi, 4));
+                u.s[2 * h + m] = _mm512_permutexvar_epi16(
                     _mm512_add_epi16(sidx, _mm512_set1_epi16((short)(8 * h + 4 * m))), sc16);
-                UNROLL
-                for (int c = 0; c < C; c++) {
-                    const int8_t *y = act_block(act, act_stride, c, i)->qs + 128 * h + 64 * m;
-                    __m512i *sa = &isum[c][(2 * h + m) % NACC(C)];
-                    *sa = _mm512_dpwssd_epi32(*sa, _mm512_maddubs_epi16(q, _mm512_loadu_si512(y)), s);
-                }
             }
         }
-        const __m256i sc16all = _mm256_cvtepi8_epi16(sc8);
-        const float d = _cvtsh_ss(w->d);
+        return u;
+    }
+    const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)blk;
+    const struct gq_block_q5_k *w5 = (const struct gq_block_q5_k *)blk;
+    const __m512i bit4 = _mm512_set1_epi8(0x10);
+    /* int16 lanes 0-15 take scale 2p, lanes 16-31 scale 2p + 1 */
+    const __m512i sel0 = _mm512_inserti64x4(_mm512_set1_epi16(0x0100), _mm256_set1_epi16(0x0100 + 0x0202), 1);
+    const uint8_t *qs = type == KQ_Q5_K ? w5->qs : w->qs;
+    /* bits 2j, 2j + 1 of qh for the nibbles of qs bytes 32j .. 32j + 31
+     * at bits 0, 1 (then 4, 5 for j + 2) */
+    __m512i hbits = type == KQ_Q5_K ? _mm512_srlv_epi16(_mm512_broadcast_i64x4(
+                                                            _mm256_loadu_si256((const __m256i *)w5->qh)),
+                                                        upper2)
+                                    : _mm512_setzero_si512();
+    const __m128i scmn = q4k_scales_mins(w->scales);
+    const __m512i sc16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(scmn));
+    u.m16 = _mm256_cvtepu8_epi16(
+        _mm_shuffle_epi8(scmn, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
+    UNROLL
+    for (int h = 0; h < 2; h++) {
+        const __m512i q = _mm512_loadu_si512(qs + 64 * h);
+        __m512i lo = _mm512_and_si512(q, low4);
+        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), low4);
+        if (type == KQ_Q5_K) {
+            lo = _mm512_or_si512(lo, _mm512_and_si512(_mm512_slli_epi16(hbits, 4), bit4));
+            hi = _mm512_or_si512(hi, _mm512_and_si512(_mm512_slli_epi16(hbits, 3), bit4));
+            hbits = _mm512_srli_epi16(hbits, 4);
+        }
+        UNROLL
+        for (int m = 0; m < 2; m++) {
+            const int p = 2 * h + m;
+            u.x[p] = _mm512_shuffle_i64x2(lo, hi, m ? 0xee : 0x44);
+            u.s[p] = _mm512_shuffle_epi8(sc16, _mm512_add_epi16(sel0, _mm512_set1_epi16((short)(0x0404 * p))));
+        }
+    }
+    return u;
+}
+
+/* d (and dmin) of a block as halves. */
+static inline uint16_t kq_d(const uint8_t *blk, const int type)
+{
+    uint16_t h;
+    memcpy(&h, type == KQ_Q6_K ? blk + offsetof(struct gq_block_q6_k, d) : blk, 2);
+    return h;
+}
+
+static inline uint16_t kq_dmin(const uint8_t *blk, const int type)
+{
+    uint16_t h = 0;
+    if (type != KQ_Q6_K) memcpy(&h, blk + offsetof(struct gq_block_q4_k, dmin), 2);
+    return h;
+}
+
+/* The block's integer sum in 8 lanes (exact), for the activations y and
+ * their 16-sums bsums, with the mins term in *imin (Q4_K, Q5_K) or the
+ * q + 32 of Q6_K taken out. */
+static inline __m256i kq_finish(__m512i isum, const struct kq512 *u, __m256i bsums, __m256i *imin,
+                                const int type)
+{
+    const __m256i t = halves_sum(isum), c = _mm256_madd_epi16(bsums, u->m16);
+    if (type == KQ_Q6_K) return _mm256_sub_epi32(t, _mm256_slli_epi32(c, 5));
+    *imin = c;
+    return t;
+}
+
+/* k4_tile() and q6k_tile() with 512-bit products: the halves of the sums
+ * are added into their 8 lanes, which then hold the same numbers. */
+static inline __attribute__((always_inline)) void
+kq_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
+           float *out, size_t out_stride, const int type)
+{
+    float acc[MAX_TILE];
+    UNROLL
+    for (int c = 0; c < C; c++) acc[c] = 0.0f;
+    for (int i = 0; i < nb; i++) {
+        const uint8_t *blk = row + (size_t)i * kq_block_bytes(type);
+        const struct kq512 u = kq_unpack512(blk, type);
+        __m512i isum[MAX_TILE][4];
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            for (int a = 0; a < NACC(C); a++) isum[c][a] = _mm512_setzero_si512();
+        }
+        UNROLL
+        for (int p = 0; p < 4; p++) {
+            UNROLL
+            for (int c = 0; c < C; c++) {
+                const int8_t *y = act_block(act, act_stride, c, i)->qs + 64 * p;
+                __m512i *sa = &isum[c][p % NACC(C)];
+                *sa = _mm512_dpwssd_epi32(*sa, _mm512_maddubs_epi16(u.x[p], _mm512_loadu_si512(y)), u.s[p]);
+            }
+        }
+        const float d = _cvtsh_ss(kq_d(blk, type)), dmin = _cvtsh_ss(kq_dmin(blk, type));
         UNROLL
         for (int c = 0; c < C; c++) {
             for (int a = 1; a < NACC(C); a++) isum[c][0] = _mm512_add_epi32(isum[c][0], isum[c][a]);
             const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
-            const __m256i corr = _mm256_madd_epi16(sc16all, _mm256_loadu_si256((const __m256i *)a->bsums));
-            const __m256i t = _mm256_sub_epi32(halves_sum(isum[c][0]), _mm256_slli_epi32(corr, 5));
+            __m256i imin;
+            const __m256i t = kq_finish(isum[c][0], &u, _mm256_loadu_si256((const __m256i *)a->bsums), &imin, type);
             acc[c] = k_block_step(acc[c], t, d, a->d);
+            if (type != KQ_Q6_K) acc[c] -= dmin * a->d * (float)hsum_i32(imin);
         }
     }
     UNROLL
     for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
 }
+
+/* How far ahead (bytes) a one-column product asks for its weights: the
+ * next rows, at least this far, so that the memory streams at full speed
+ * (four rows read side by side went at 60-70 % of the read bandwidth
+ * without it, at 90 % with it). */
+#define PREFETCH_AHEAD 12288
+
+/* The 8 int32 totals of v[0..7] (8 lanes each), in that order. */
+static inline __m256i sum8x8(const __m256i v[8])
+{
+    __m256i p[4], q[2];
+    UNROLL
+    for (int k = 0; k < 4; k++) /* per half: v2k 0+2, v2k+1 0+2, v2k 1+3, v2k+1 1+3 */
+        p[k] = _mm256_add_epi32(_mm256_unpacklo_epi32(v[2 * k], v[2 * k + 1]),
+                                _mm256_unpackhi_epi32(v[2 * k], v[2 * k + 1]));
+    UNROLL
+    for (int k = 0; k < 2; k++) /* per half: the totals of 4 vectors' halves */
+        q[k] = _mm256_add_epi32(_mm256_unpacklo_epi64(p[2 * k], p[2 * k + 1]),
+                                _mm256_unpackhi_epi64(p[2 * k], p[2 * k + 1]));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(q[0], q[1], 0x20),
+                            _mm256_permute2x128_si256(q[0], q[1], 0x31));
+}
+
+/* out[r] = rows r (r < 4, from w0, stride w_stride) times one activation
+ * column: kq_tile512() of C = 1 for four rows at once, which share the
+ * activation loads, the horizontal sums (sum8x8()) and the float steps,
+ * taken in the 4 lanes of a vector exactly as kq_tile512() takes them in
+ * one: the same bits, and four independent chains of work per block.
+ * (Q6_K's zero mins term takes nothing away: x - 0 is x.) */
+static inline __attribute__((always_inline)) void
+kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const uint8_t *act, float *out, const int type)
+{
+    const __m256i even_odd = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    const size_t bb = kq_block_bytes(type);
+    /* the lines of the rows ahead, 4 blocks' worth for each block taken */
+    const size_t group = 4 * w_stride;
+    const char *pf = (const char *)w0 + (group >= PREFETCH_AHEAD ? group : (PREFETCH_AHEAD + group - 1) / group * group);
+    __m128 acc = _mm_setzero_ps();
+    for (int i = 0; i < nb; i++) {
+        for (size_t o = 0; o < 4 * bb; o += 64) _mm_prefetch(pf + (size_t)i * 4 * bb + o, _MM_HINT_T0);
+        const struct gq_block_q8_k *a = (const struct gq_block_q8_k *)act + i;
+        __m512i y[4];
+        UNROLL
+        for (int p = 0; p < 4; p++) y[p] = _mm512_loadu_si512(a->qs + 64 * p);
+        const __m256i bsums = _mm256_loadu_si256((const __m256i *)a->bsums);
+        /* per row r: v[2r] its integer sum, v[2r + 1] its mins term; the
+         * halves in dd: d and dmin of each row, in the same order */
+        __m256i v[8];
+        __m128i dd = _mm_setzero_si128();
+        UNROLL
+        for (int r = 0; r < 4; r++) {
+            const uint8_t *blk = w0 + (size_t)r * w_stride + (size_t)i * bb;
+            dd = _mm_insert_epi32(dd, (int)(kq_d(blk, type) | (uint32_t)kq_dmin(blk, type) << 16), r);
+            const struct kq512 u = kq_unpack512(blk, type);
+            __m512i isum[2];
+            UNROLL
+            for (int p = 0; p < 4; p++) {
+                const __m512i prod = _mm512_maddubs_epi16(u.x[p], y[p]);
+                isum[p & 1] = p < 2 ? _mm512_madd_epi16(prod, u.s[p]) : _mm512_dpwssd_epi32(isum[p & 1], prod, u.s[p]);
+            }
+            v[2 * r + 1] = _mm256_setzero_si256();
+            v[2 * r] = kq_finish(_mm512_add_epi32(isum[0], isum[1]), &u, bsums, &v[2 * r + 1], type);
+        }
+        /* (d * ad) * isum and (dmin * ad) * imin per row, rounded as the
+         * one-row kernel rounds them; the sums added, then the mins taken */
+        const __m256 f = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtph_ps(dd), _mm256_set1_ps(a->d)),
+                                       _mm256_cvtepi32_ps(sum8x8(v)));
+        const __m256 g = _mm256_permutevar8x32_ps(f, even_odd);
+        acc = _mm_add_ps(acc, _mm256_castps256_ps128(g));
+        acc = _mm_sub_ps(acc, _mm256_extractf128_ps(g, 1));
+    }
+    _mm_storeu_ps(out, acc);
+}
+
+/* A one-column product: kq_rows4() for the rows in fours, kq_tile512()
+ * for the rest. */
+static inline __attribute__((always_inline)) void
+kq_column(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, float *out, const int type)
+{
+    const int nb = (int)(k / GQ_QK_K);
+    const uint8_t *wb = w;
+    int64_t r = 0;
+    for (; r + 4 <= nrows; r += 4) kq_rows4(nb, wb + (size_t)r * w_stride, w_stride, act, out + r, type);
+    for (; r < nrows; r++) kq_tile512(nb, wb + (size_t)r * w_stride, act, 0, 1, out + r, 0, type);
+}
+
+#define DEFINE_COLUMN(NAME, TYPE)                                                                    \
+    static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,      \
+                     size_t act_stride, int64_t ncols, float *out, size_t out_stride)                \
+    {                                                                                                \
+        (void)act_stride, (void)ncols, (void)out_stride;                                             \
+        kq_column(k, w, w_stride, nrows, act, out, TYPE);                                            \
+    }
+DEFINE_COLUMN(column_q4_k, KQ_Q4_K)
+DEFINE_COLUMN(column_q5_k, KQ_Q5_K)
+DEFINE_COLUMN(column_q6_k, KQ_Q6_K)
 #endif
 
 /* ------------------------------------------------------------------------ */
@@ -608,17 +806,21 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
 /* gemm_NAME(): the gq_matmul_fn of a tile function TILE (its last argument
  * VARIANT) over blocks of QK weights, columns MAX_TILE at a time, then
  * the rest. */
-#define DEFINE_GEMM(NAME, TILE, VARIANT, QK) DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, NULL)
+#define DEFINE_GEMM(NAME, TILE, VARIANT, QK) DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, NULL, NULL)
 
 /* The same, giving products of at least GQ_PANEL_MIN columns to WIDE where
  * that is not NULL. */
-#define DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, WIDE)                                      \
+#define DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, WIDE, COLUMN)                                    \
     static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
                      size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
     {                                                                                           \
-        const gq_matmul_fn wide = (WIDE);                                                       \
+        const gq_matmul_fn wide = (WIDE), column = (COLUMN);                                   \
         if (wide && ncols >= GQ_PANEL_MIN) {                                                       \
             wide(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);               \
+            return;                                                                             \
+        }                                                                                       \
+        if (column && ncols == 1) {                                                             \
+            column(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);             \
             return;                                                                             \
         }                                                                                       \
         const int nb = (int)(k / (QK));                                                         \
@@ -649,9 +851,9 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
 DEFINE_GEMM(gemm_q2_k, k16_tile, 0, GQ_QK_K)
 DEFINE_GEMM(gemm_q3_k, k16_tile, 1, GQ_QK_K)
 #ifdef __AVX512VNNI__
-DEFINE_GEMM_WIDE(gemm_q4_k, k4_tile, 0, GQ_QK_K, gq_panel_q4_k)
-DEFINE_GEMM_WIDE(gemm_q5_k, k4_tile, 1, GQ_QK_K, gq_panel_q5_k)
-DEFINE_GEMM_WIDE(gemm_q6_k, q6k_tile512, 0, GQ_QK_K, gq_panel_q6_k)
+DEFINE_GEMM_WIDE(gemm_q4_k, kq_tile512, KQ_Q4_K, GQ_QK_K, gq_panel_q4_k, column_q4_k)
+DEFINE_GEMM_WIDE(gemm_q5_k, kq_tile512, KQ_Q5_K, GQ_QK_K, gq_panel_q5_k, column_q5_k)
+DEFINE_GEMM_WIDE(gemm_q6_k, kq_tile512, KQ_Q6_K, GQ_QK_K, gq_panel_q6_k, column_q6_k)
 #else
 DEFINE_GEMM(gemm_q4_k, k4_tile, 0, GQ_QK_K)
 DEFINE_GEMM(gemm_q5_k, k4_tile, 1, GQ_QK_K)
