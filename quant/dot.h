@@ -109,6 +109,7 @@ typedef void (*gq_matmul_fn)(int64_t k, const void *w, size_t w_stride, int64_t 
 
 struct gq_matmul_kernels {
     gq_matmul_fn gemm[GGUF_T_COUNT]; /* by weight type id; NULL: one dot kernel call per output */
+    gq_matmul_fn column[GGUF_T_COUNT]; /* one-column products; NULL: gemm's, or the dot kernel's */
 };
 
 #ifdef GQ_HAVE_AVX2

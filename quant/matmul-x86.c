@@ -789,6 +789,123 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
 #define LEGACY_REST_CASES(WEIGHTS, WITH_MIN, DA, SA)
 #endif
 
+#ifdef __AVX512VNNI__
+/* One-column products of Q4_0, Q5_0 and Q8_0: four rows at once, two to a
+ * 512-bit vector (a row's 8 lanes in each half), with legacy_tile()'s
+ * arithmetic lane for lane: the same bits as a column of a wider product
+ * and as the dot kernels.  The weights go in as unsigned bytes u = q + o
+ * (o = 8, 16, 128) and vpdpbusd starts each lane from -o times the sum of
+ * its four activations, so each lane holds the integer sum of x y over
+ * its four elements, exactly the dot_u8s8() lane of the tiles. */
+
+/* The upper 8 floats of v (AVX-512F). */
+static inline __m256 upper_ps(__m512 v)
+{
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
+static inline int load_u16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+/* Rows r and r + 1, block i, as unsigned bytes (row r in the low half) and
+ * their offset o. */
+static inline __m512i legacy_pair_q4_0(const uint8_t *ra, const uint8_t *rb)
+{
+    const struct gq_block_q4_0 *a = (const struct gq_block_q4_0 *)ra, *b = (const struct gq_block_q4_0 *)rb;
+    const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a->qs)),
+                                              _mm_loadu_si128((const __m128i *)b->qs), 1);
+    /* low nibbles of a, of b, high nibbles of a, of b; then a's, b's */
+    const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1);
+    return _mm512_and_si512(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0)), _mm512_set1_epi8(0x0f));
+}
+
+static inline __m512i legacy_pair_q5_0(const uint8_t *ra, const uint8_t *rb)
+{
+    const struct gq_block_q5_0 *a = (const struct gq_block_q5_0 *)ra, *b = (const struct gq_block_q5_0 *)rb;
+    const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a->qs)),
+                                              _mm_loadu_si128((const __m128i *)b->qs), 1);
+    const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1);
+    const __m512i nib = _mm512_and_si512(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0)), _mm512_set1_epi8(0x0f));
+    /* bit j of qh: 16 above element j */
+    const __mmask64 high = (__mmask64)load_u32(a->qh) | (__mmask64)load_u32(b->qh) << 32;
+    return _mm512_mask_add_epi8(nib, high, nib, _mm512_set1_epi8(16));
+}
+
+static inline __m512i legacy_pair_q8_0(const uint8_t *ra, const uint8_t *rb)
+{
+    const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)ra, *b = (const struct gq_block_q8_0 *)rb;
+    const __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)a->qs)),
+                                         _mm256_loadu_si256((const __m256i *)b->qs), 1);
+    return _mm512_xor_si512(x, _mm512_set1_epi8((char)0x80));
+}
+
+/* out[r] = rows r (r < 4, from w0, stride w_stride; nb blocks of bytes bb,
+ * the half d first) times the Q8_0 activations act; PAIR unpacks two rows'
+ * block as unsigned bytes q + 2^log2_off. */
+static inline __attribute__((always_inline)) void
+legacy_rows4(__m512i (*pair)(const uint8_t *, const uint8_t *), const int log2_off, const size_t bb, int nb,
+             const uint8_t *w0, size_t w_stride, const uint8_t *act, float *out)
+{
+    const __m512i lanes01 = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i lanes23 = _mm512_add_epi32(lanes01, _mm512_set1_epi32(2));
+    const size_t group = 4 * w_stride;
+    const char *pf = (const char *)w0 + (group >= PREFETCH_AHEAD ? group : (PREFETCH_AHEAD + group - 1) / group * group);
+    __m512 f01 = _mm512_setzero_ps(), f23 = _mm512_setzero_ps();
+    for (int i = 0; i < nb; i++) {
+        for (size_t o = 0; o < 4 * bb; o += 64) _mm_prefetch(pf + (size_t)i * 4 * bb + o, _MM_HINT_T0);
+        const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)act + i;
+        const __m512i y = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)a->qs));
+        /* -off times the sum of each lane's four activations */
+        const __m512i bias = _mm512_sub_epi32(
+            _mm512_setzero_si512(),
+            _mm512_slli_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), y), (unsigned)log2_off));
+        const uint8_t *b0 = w0 + (size_t)i * bb;
+        __m128i dh = _mm_setzero_si128();
+        dh = _mm_insert_epi16(dh, load_u16(b0), 0);
+        dh = _mm_insert_epi16(dh, load_u16(b0 + w_stride), 1);
+        dh = _mm_insert_epi16(dh, load_u16(b0 + 2 * w_stride), 2);
+        dh = _mm_insert_epi16(dh, load_u16(b0 + 3 * w_stride), 3);
+        const __m512 d4 = _mm512_castps128_ps512(_mm_cvtph_ps(dh));
+        const __m512 da = _mm512_set1_ps(_cvtsh_ss(a->d));
+        const __m512i s01 = _mm512_dpbusd_epi32(bias, pair(b0, b0 + w_stride), y);
+        const __m512i s23 = _mm512_dpbusd_epi32(bias, pair(b0 + 2 * w_stride, b0 + 3 * w_stride), y);
+        const __m512 t01 = _mm512_mul_ps(_mm512_cvtepi32_ps(s01), _mm512_permutexvar_ps(lanes01, d4));
+        const __m512 t23 = _mm512_mul_ps(_mm512_cvtepi32_ps(s23), _mm512_permutexvar_ps(lanes23, d4));
+        f01 = _mm512_fmadd_ps(t01, da, f01);
+        f23 = _mm512_fmadd_ps(t23, da, f23);
+    }
+    out[0] = hsum_f32(_mm512_castps512_ps256(f01));
+    out[1] = hsum_f32(upper_ps(f01));
+    out[2] = hsum_f32(_mm512_castps512_ps256(f23));
+    out[3] = hsum_f32(upper_ps(f23));
+}
+#endif
+
+#ifdef __AVX512VNNI__
+/* column_NAME(): the one-column product of legacy_rows4() with PAIR, the
+ * rows past the last four by legacy_tile(). */
+#define DEFINE_COLUMN_LEGACY(NAME, PAIR, WEIGHTS, LOG2_OFF, BLOCK_TYPE)                              \
+    static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,      \
+                     size_t act_stride, int64_t ncols, float *out, size_t out_stride)                \
+    {                                                                                                \
+        (void)ncols, (void)out_stride;                                                               \
+        const int nb = (int)(k / GQ_QK);                                                             \
+        const uint8_t *wb = w;                                                                       \
+        int64_t r = 0;                                                                               \
+        for (; r + 4 <= nrows; r += 4)                                                               \
+            legacy_rows4(PAIR, LOG2_OFF, sizeof(BLOCK_TYPE), nb, wb + (size_t)r * w_stride, w_stride, act, out + r); \
+        for (; r < nrows; r++)                                                                       \
+            legacy_tile(WEIGHTS, 0, nb, wb + (size_t)r * w_stride, act, act_stride, NULL, NULL, 1, out + r, 1); \
+    }
+DEFINE_COLUMN_LEGACY(column_q4_0, legacy_pair_q4_0, q4_0_weights, 3, struct gq_block_q4_0)
+DEFINE_COLUMN_LEGACY(column_q5_0, legacy_pair_q5_0, q5_0_weights, 4, struct gq_block_q5_0)
+DEFINE_COLUMN_LEGACY(column_q8_0, legacy_pair_q8_0, q8_0_weights, 7, struct gq_block_q8_0)
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Tiling                                                                    */
 
@@ -806,21 +923,17 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
 /* gemm_NAME(): the gq_matmul_fn of a tile function TILE (its last argument
  * VARIANT) over blocks of QK weights, columns MAX_TILE at a time, then
  * the rest. */
-#define DEFINE_GEMM(NAME, TILE, VARIANT, QK) DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, NULL, NULL)
+#define DEFINE_GEMM(NAME, TILE, VARIANT, QK) DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, NULL)
 
 /* The same, giving products of at least GQ_PANEL_MIN columns to WIDE where
  * that is not NULL. */
-#define DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, WIDE, COLUMN)                                    \
+#define DEFINE_GEMM_WIDE(NAME, TILE, VARIANT, QK, WIDE)                                            \
     static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
                      size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
     {                                                                                           \
-        const gq_matmul_fn wide = (WIDE), column = (COLUMN);                                   \
+        const gq_matmul_fn wide = (WIDE);                                                       \
         if (wide && ncols >= GQ_PANEL_MIN) {                                                       \
             wide(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);               \
-            return;                                                                             \
-        }                                                                                       \
-        if (column && ncols == 1) {                                                             \
-            column(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);             \
             return;                                                                             \
         }                                                                                       \
         const int nb = (int)(k / (QK));                                                         \
@@ -851,9 +964,9 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
 DEFINE_GEMM(gemm_q2_k, k16_tile, 0, GQ_QK_K)
 DEFINE_GEMM(gemm_q3_k, k16_tile, 1, GQ_QK_K)
 #ifdef __AVX512VNNI__
-DEFINE_GEMM_WIDE(gemm_q4_k, kq_tile512, KQ_Q4_K, GQ_QK_K, gq_panel_q4_k, column_q4_k)
-DEFINE_GEMM_WIDE(gemm_q5_k, kq_tile512, KQ_Q5_K, GQ_QK_K, gq_panel_q5_k, column_q5_k)
-DEFINE_GEMM_WIDE(gemm_q6_k, kq_tile512, KQ_Q6_K, GQ_QK_K, gq_panel_q6_k, column_q6_k)
+DEFINE_GEMM_WIDE(gemm_q4_k, kq_tile512, KQ_Q4_K, GQ_QK_K, gq_panel_q4_k)
+DEFINE_GEMM_WIDE(gemm_q5_k, kq_tile512, KQ_Q5_K, GQ_QK_K, gq_panel_q5_k)
+DEFINE_GEMM_WIDE(gemm_q6_k, kq_tile512, KQ_Q6_K, GQ_QK_K, gq_panel_q6_k)
 #else
 DEFINE_GEMM(gemm_q4_k, k4_tile, 0, GQ_QK_K)
 DEFINE_GEMM(gemm_q5_k, k4_tile, 1, GQ_QK_K)
@@ -882,4 +995,14 @@ const struct gq_matmul_kernels gq_matmul_avx2 = {
         [GGUF_T_Q5_K] = gemm_q5_k,
         [GGUF_T_Q6_K] = gemm_q6_k,
     },
+#ifdef __AVX512VNNI__
+    .column = {
+        [GGUF_T_Q4_0] = column_q4_0,
+        [GGUF_T_Q5_0] = column_q5_0,
+        [GGUF_T_Q8_0] = column_q8_0,
+        [GGUF_T_Q4_K] = column_q4_k,
+        [GGUF_T_Q5_K] = column_q5_k,
+        [GGUF_T_Q6_K] = column_q6_k,
+    },
+#endif
 };

@@ -62,6 +62,14 @@ static void gemm_generic(gq_dot_fn dot, int64_t k, const void *w, size_t w_strid
 /* The product kernel of wtype at `level`, or NULL for the generic one. */
 static gq_matmul_fn gemm_kernel_at(int level, uint32_t wtype, int64_t ncols)
 {
+#ifdef GQ_HAVE_AVX512
+    if (ncols == 1 && level >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni") &&
+        gq_matmul_avx512.column[wtype])
+        return gq_matmul_avx512.column[wtype];
+#endif
+    /* For one column of 32-weight blocks the dot kernels, which sum in
+     * vector lanes across blocks, are faster than the tiles. */
+    if (ncols == 1 && act_block_size(wtype) == GQ_QK) return NULL;
 #ifdef GQ_HAVE_AMX
     if (level >= GGUF_SIMD_AMX && ncols >= GQ_PANEL_MIN && gq_matmul_amx.gemm[wtype])
         return gq_matmul_amx.gemm[wtype];
@@ -88,9 +96,7 @@ int gguf_matmul(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, i
     if (!w || !act || !out || k <= 0 || k % bs || k > INT32_MAX || nrows < 0 || ncols < 0)
         return GGUF_E_INVALID;
     const int level = gguf_simd_get();
-    /* For one column of 32-weight blocks the dot kernels, which sum in
-     * vector lanes across blocks, are faster than the tiles. */
-    const gq_matmul_fn gemm = ncols == 1 && bs == GQ_QK ? NULL : gemm_kernel_at(level, wtype, ncols);
+    const gq_matmul_fn gemm = gemm_kernel_at(level, wtype, ncols);
     if (gemm)
         gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
     else
