@@ -185,8 +185,18 @@ GGUF_API int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, 
 GGUF_API float gguf_vec_dot_f32(const float *a, const float *b, int64_t n);
 /* The sum of a[i] * half b[i], i < n. */
 GGUF_API float gguf_vec_dot_f16(const float *a, const uint16_t *b, int64_t n);
+/* out[j] = gguf_vec_dot_f16(a, b + j * stride, n), j < rows: the same
+ * bits, several rows at a time (the scores of a query against the keys of
+ * a cache). */
+GGUF_API void gguf_vec_dot_f16_rows(const float *a, const uint16_t *b, size_t stride, int64_t rows,
+                                    int64_t n, float *out);
 /* y[i] += s * half x[i], i < n. */
 GGUF_API void gguf_vec_axpy_f16(float *y, float s, const uint16_t *x, int64_t n);
+/* gguf_vec_axpy_f16(y, s[j], x + j * stride, n) for j = 0 .. rows - 1 in
+ * turn: the same bits, y held in registers across the rows (the weighted
+ * sum of the values of a cache). */
+GGUF_API void gguf_vec_axpy_f16_rows(float *y, const float *s, const uint16_t *x, size_t stride,
+                                     int64_t rows, int64_t n);
 /* g[i] = silu(g[i]) * u[i] = g[i] / (1 + exp(-g[i])) * u[i], i < n: the
  * SwiGLU gate. */
 GGUF_API void gguf_vec_silu_mul(float *g, const float *u, int64_t n);

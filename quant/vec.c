@@ -17,16 +17,21 @@ static float dot_f32(const float *a, const float *b, int64_t n)
     return sum;
 }
 
-static float dot_f16(const float *a, const uint16_t *b, int64_t n)
+static void dot_f16_rows(const float *a, const uint16_t *b, size_t stride, int64_t rows, int64_t n,
+                         float *out)
 {
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n; i++) sum += a[i] * gq_h2f(b[i]);
-    return sum;
+    for (int64_t j = 0; j < rows; j++, b += stride) {
+        float sum = 0.0f;
+        for (int64_t i = 0; i < n; i++) sum += a[i] * gq_h2f(b[i]);
+        out[j] = sum;
+    }
 }
 
-static void axpy_f16(float *y, float s, const uint16_t *x, int64_t n)
+static void axpy_f16_rows(float *y, const float *s, const uint16_t *x, size_t stride, int64_t rows,
+                          int64_t n)
 {
-    for (int64_t i = 0; i < n; i++) y[i] += s * gq_h2f(x[i]);
+    for (int64_t j = 0; j < rows; j++, x += stride)
+        for (int64_t i = 0; i < n; i++) y[i] += s[j] * gq_h2f(x[i]);
 }
 
 static void silu_mul(float *g, const float *u, int64_t n)
@@ -34,7 +39,7 @@ static void silu_mul(float *g, const float *u, int64_t n)
     for (int64_t i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
-const struct gq_vec_kernels gq_vec_scalar = {dot_f32, dot_f16, axpy_f16, silu_mul};
+const struct gq_vec_kernels gq_vec_scalar = {dot_f32, dot_f16_rows, axpy_f16_rows, silu_mul};
 
 /* The kernels of the SIMD level in use. */
 static const struct gq_vec_kernels *kernels(void)
@@ -52,12 +57,26 @@ float gguf_vec_dot_f32(const float *a, const float *b, int64_t n)
 
 float gguf_vec_dot_f16(const float *a, const uint16_t *b, int64_t n)
 {
-    return kernels()->dot_f16(a, b, n);
+    float out;
+    kernels()->dot_f16_rows(a, b, 0, 1, n, &out);
+    return out;
+}
+
+void gguf_vec_dot_f16_rows(const float *a, const uint16_t *b, size_t stride, int64_t rows, int64_t n,
+                           float *out)
+{
+    kernels()->dot_f16_rows(a, b, stride, rows, n, out);
 }
 
 void gguf_vec_axpy_f16(float *y, float s, const uint16_t *x, int64_t n)
 {
-    kernels()->axpy_f16(y, s, x, n);
+    kernels()->axpy_f16_rows(y, &s, x, 0, 1, n);
+}
+
+void gguf_vec_axpy_f16_rows(float *y, const float *s, const uint16_t *x, size_t stride, int64_t rows,
+                            int64_t n)
+{
+    kernels()->axpy_f16_rows(y, s, x, stride, rows, n);
 }
 
 void gguf_vec_silu_mul(float *g, const float *u, int64_t n)

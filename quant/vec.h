@@ -5,14 +5,20 @@
 #ifndef GGUF_QUANT_VEC_H
 #define GGUF_QUANT_VEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "quant/kernels.h"
 
 struct gq_vec_kernels {
     float (*dot_f32)(const float *a, const float *b, int64_t n);
-    float (*dot_f16)(const float *a, const uint16_t *b, int64_t n);
-    void (*axpy_f16)(float *y, float s, const uint16_t *x, int64_t n);
+    /* out[j] = the sum of a[i] * half b[j * stride + i], i < n, j < rows */
+    void (*dot_f16_rows)(const float *a, const uint16_t *b, size_t stride, int64_t rows, int64_t n,
+                         float *out);
+    /* y[i] += s[j] * half x[j * stride + i], i < n, for j = 0 .. rows - 1
+     * in turn */
+    void (*axpy_f16_rows)(float *y, const float *s, const uint16_t *x, size_t stride, int64_t rows,
+                          int64_t n);
     void (*silu_mul)(float *g, const float *u, int64_t n);
 };
 

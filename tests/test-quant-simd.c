@@ -590,6 +590,47 @@ static void test_vec_dots(void)
     printf("vector dot products and multiply-add: %d lengths x levels within bounds\n", checked);
 }
 
+/* The row forms of the F16 dot product and multiply-add on every level:
+ * the bits of one call per row, for 0 .. 9 rows (fours and the rest) of
+ * lengths with every tail, rows apart by a stride wider than a row. */
+static void test_vec_rows(void)
+{
+    enum { N = 200, ROWS = 9, STRIDE = N + 5 };
+    static uint16_t x[ROWS * STRIDE];
+    float a[N], s[ROWS], y0[N], y[N], want_y[N], out[ROWS];
+    for (int i = 0; i < ROWS * STRIDE; i++) x[i] = gguf_fp32_to_fp16(rng_gauss() * 4.0f);
+    for (int i = 0; i < N; i++) {
+        a[i] = rng_gauss();
+        y0[i] = rng_gauss();
+    }
+    for (int j = 0; j < ROWS; j++) s[j] = rng_gauss();
+    static const int lengths[] = {0, 1, 7, 8, 13, 64, 71, 128, 136, 199};
+    int checked = 0;
+    for (int l = 0; l < nlevels + 1; l++) {
+        set_level(l < nlevels ? levels[l] : GGUF_SIMD_SCALAR);
+        const char *lv = gguf_simd_name(gguf_simd_get());
+        for (size_t m = 0; m < sizeof lengths / sizeof lengths[0]; m++) {
+            const int n = lengths[m];
+            for (int rows = 0; rows <= ROWS; rows++) {
+                gguf_vec_dot_f16_rows(a, x, STRIDE, rows, n, out);
+                memcpy(want_y, y0, sizeof y0);
+                memcpy(y, y0, sizeof y0);
+                for (int j = 0; j < rows; j++) {
+                    const float want = gguf_vec_dot_f16(a, x + j * STRIDE, n);
+                    CHECK(memcmp(&want, &out[j], sizeof want) == 0, "%s dot_f16_rows, %d rows of %d, row %d: %.9g, alone %.9g",
+                          lv, rows, n, j, out[j], want);
+                    gguf_vec_axpy_f16(want_y, s[j], x + j * STRIDE, n);
+                }
+                gguf_vec_axpy_f16_rows(y, s, x, STRIDE, rows, n);
+                CHECK(memcmp(y, want_y, sizeof y) == 0, "%s axpy_f16_rows, %d rows of %d: not the bits of one call a row",
+                      lv, rows, n);
+                checked++;
+            }
+        }
+    }
+    printf("row forms of dot_f16 and axpy_f16: %d cases, the bits of one call a row\n", checked);
+}
+
 /* silu(g) * u on every level, the scalar one too, against float64: within
  * 1e-6 relative (1e-30 absolute where exp underflows), over -100 .. 100,
  * zero and a long random row with every tail. */
@@ -686,6 +727,7 @@ int main(int argc, char **argv)
     test_dequant_random();
     test_threaded();
     test_vec_dots();
+    test_vec_rows();
     test_vec_silu();
     set_level(gguf_simd_best());
 

@@ -307,13 +307,12 @@ void cpu_attention(struct cpu_state *s, uint32_t l, const qwen_batch *b)
         const uint32_t len = b->pos[t] + 1; /* causal: positions 0 .. pos */
         const float *q = s->q + (uint64_t)t * c->n_q + (uint64_t)h * hd;
         const uint64_t kvoff = (uint64_t)(h / group) * hd;
-        for (uint32_t j = 0; j < len; j++)
-            att[j] = gguf_vec_dot_f16(q, kc + (uint64_t)j * c->n_kv + kvoff, hd) * scale;
+        gguf_vec_dot_f16_rows(q, kc + kvoff, c->n_kv, len, hd, att);
+        for (uint32_t j = 0; j < len; j++) att[j] *= scale;
         softmax(att, len);
         float *o = s->ao + (uint64_t)t * c->n_q + (uint64_t)h * hd;
         memset(o, 0, hd * sizeof *o);
-        for (uint32_t j = 0; j < len; j++)
-            gguf_vec_axpy_f16(o, att[j], vc + (uint64_t)j * c->n_kv + kvoff, hd);
+        gguf_vec_axpy_f16_rows(o, att, vc + kvoff, c->n_kv, len, hd);
     }
 }
 
