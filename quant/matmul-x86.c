@@ -906,6 +906,107 @@ DEFINE_COLUMN_LEGACY(column_q5_0, legacy_pair_q5_0, q5_0_weights, 4, struct gq_b
 DEFINE_COLUMN_LEGACY(column_q8_0, legacy_pair_q8_0, q8_0_weights, 7, struct gq_block_q8_0)
 #endif
 
+#ifdef __AVX512VNNI__
+/* Products of two columns or more of Q4_0, Q5_0 and Q8_0 with 512-bit
+ * vectors: a pair of columns to a vector (column 2p in the low 8 lanes,
+ * 2p + 1 in the high), a weight block broadcast to both halves as unsigned
+ * bytes x + 2^log2_off, and vpdpbusd starting from -2^log2_off times the
+ * lane's activation sums (as legacy_rows4()).  Each lane takes
+ * legacy_tile()'s steps: the same bits.  The activations of a chunk of
+ * blocks are laid out once per LG_ROWS rows as struct lg_pair. */
+#define LG_PAIRS 8   /* column pairs a pass takes: 16 columns */
+#define LG_CHUNK 16  /* blocks laid out at a time (24 KiB) */
+#define LG_ROWS 32   /* rows per pass over a chunk (16 KiB of sums) */
+
+struct lg_pair {
+    __m512i y;    /* the two columns' quants */
+    __m512i bias; /* -2^log2_off times the sum of each lane's four */
+    __m512 da;    /* their scales d, 8 lanes each */
+};
+
+/* Blocks i0 .. i0 + n - 1 of columns c0 .. c0 + nc - 1 (pairs past nc:
+ * zeros) into lp[p * LG_CHUNK + i]. */
+static void lg_layout(struct lg_pair *lp, const uint8_t *act, size_t act_stride, int c0, int nc, int i0,
+                      int n, int log2_off)
+{
+    for (int p = 0; p < (nc + 1) / 2; p++)
+        for (int i = 0; i < n; i++) {
+            struct lg_pair *e = lp + p * LG_CHUNK + i;
+            const struct gq_block_q8_0 *a0 = (const struct gq_block_q8_0 *)(act + (size_t)(c0 + 2 * p) * act_stride) + i0 + i;
+            const int two = 2 * p + 1 < nc;
+            const struct gq_block_q8_0 *a1 = two ? (const struct gq_block_q8_0 *)((const uint8_t *)a0 + act_stride) : NULL;
+            const __m256i y0 = _mm256_loadu_si256((const __m256i *)a0->qs);
+            const __m256i y1 = two ? _mm256_loadu_si256((const __m256i *)a1->qs) : _mm256_setzero_si256();
+            e->y = _mm512_inserti64x4(_mm512_castsi256_si512(y0), y1, 1);
+            e->bias = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                       _mm512_slli_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), e->y),
+                                                         (unsigned)log2_off));
+            e->da = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_set1_ps(_cvtsh_ss(a0->d)))),
+                                                        _mm256_castps_pd(_mm256_set1_ps(two ? _cvtsh_ss(a1->d) : 0.0f)), 1));
+        }
+}
+
+static inline __attribute__((always_inline)) void
+legacy_gemm512(__m256i (*weights)(const uint8_t *, int, float *, float *), const int log2_off, int64_t k,
+               const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride,
+               int64_t ncols, float *out, size_t out_stride)
+{
+    const int nb = (int)(k / GQ_QK);
+    const uint8_t *wb = w, *ab = act;
+    const __m256i off = _mm256_set1_epi8((char)(1 << log2_off));
+    struct lg_pair lp[LG_PAIRS * LG_CHUNK];
+    __m512 run[LG_ROWS][LG_PAIRS];
+    for (int64_t c0 = 0; c0 < ncols; c0 += 2 * LG_PAIRS) {
+        const int nc = ncols - c0 < 2 * LG_PAIRS ? (int)(ncols - c0) : 2 * LG_PAIRS, np = (nc + 1) / 2;
+        for (int64_t r0 = 0; r0 < nrows; r0 += LG_ROWS) {
+            const int nr = nrows - r0 < LG_ROWS ? (int)(nrows - r0) : LG_ROWS;
+            for (int r = 0; r < nr; r++)
+                for (int p = 0; p < LG_PAIRS; p++) run[r][p] = _mm512_setzero_ps();
+            for (int i0 = 0; i0 < nb; i0 += LG_CHUNK) {
+                const int n = nb - i0 < LG_CHUNK ? nb - i0 : LG_CHUNK;
+                lg_layout(lp, ab, act_stride, (int)c0, nc, i0, n, log2_off);
+                for (int r = 0; r < nr; r++) {
+                    const uint8_t *row = wb + (size_t)(r0 + r) * w_stride;
+                    __m512 acc[LG_PAIRS];
+                    UNROLL
+                    for (int p = 0; p < LG_PAIRS; p++) acc[p] = run[r][p];
+                    for (int i = 0; i < n; i++) {
+                        float d, m;
+                        const __m512i x = _mm512_broadcast_i64x4(_mm256_add_epi8(weights(row, i0 + i, &d, &m), off));
+                        const __m512 dw = _mm512_set1_ps(d);
+                        UNROLL
+                        for (int p = 0; p < LG_PAIRS; p++) {
+                            if (p >= np) break;
+                            const struct lg_pair *e = lp + p * LG_CHUNK + i;
+                            const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(e->bias, x, e->y)), dw);
+                            acc[p] = _mm512_fmadd_ps(t, e->da, acc[p]);
+                        }
+                    }
+                    UNROLL
+                    for (int p = 0; p < LG_PAIRS; p++) run[r][p] = acc[p];
+                }
+            }
+            for (int p = 0; p < np; p++)
+                for (int r = 0; r < nr; r++) {
+                    out[(size_t)(c0 + 2 * p) * out_stride + (size_t)(r0 + r)] = hsum_f32(_mm512_castps512_ps256(run[r][p]));
+                    if (2 * p + 1 < nc)
+                        out[(size_t)(c0 + 2 * p + 1) * out_stride + (size_t)(r0 + r)] = hsum_f32(upper_ps(run[r][p]));
+                }
+        }
+    }
+}
+
+#define DEFINE_GEMM_LEGACY512(NAME, WEIGHTS, LOG2_OFF)                                                \
+    static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,      \
+                     size_t act_stride, int64_t ncols, float *out, size_t out_stride)                \
+    {                                                                                                \
+        legacy_gemm512(WEIGHTS, LOG2_OFF, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride); \
+    }
+DEFINE_GEMM_LEGACY512(gemm512_q4_0, q4_0_weights, 3)
+DEFINE_GEMM_LEGACY512(gemm512_q5_0, q5_0_weights, 4)
+DEFINE_GEMM_LEGACY512(gemm512_q8_0, q8_0_weights, 7)
+#endif
+
 /* ------------------------------------------------------------------------ */
 /* Tiling                                                                    */
 
@@ -972,9 +1073,11 @@ DEFINE_GEMM(gemm_q4_k, k4_tile, 0, GQ_QK_K)
 DEFINE_GEMM(gemm_q5_k, k4_tile, 1, GQ_QK_K)
 DEFINE_GEMM(gemm_q6_k, q6k_tile, 0, GQ_QK_K)
 #endif
+#ifndef __AVX512VNNI__
 DEFINE_GEMM_LEGACY(gemm_q4_0, q4_0_weights, struct gq_block_q4_0, 0)
 DEFINE_GEMM_LEGACY(gemm_q5_0, q5_0_weights, struct gq_block_q5_0, 0)
 DEFINE_GEMM_LEGACY(gemm_q8_0, q8_0_weights, struct gq_block_q8_0, 0)
+#endif
 DEFINE_GEMM_LEGACY(gemm_q4_1, q4_1_weights, struct gq_block_q4_1, 1)
 DEFINE_GEMM_LEGACY(gemm_q5_1, q5_1_weights, struct gq_block_q5_1, 1)
 
@@ -984,11 +1087,17 @@ const struct gq_matmul_kernels gq_matmul_avx512 = {
 const struct gq_matmul_kernels gq_matmul_avx2 = {
 #endif
     .gemm = {
+#ifdef __AVX512VNNI__
+        [GGUF_T_Q4_0] = gemm512_q4_0,
+        [GGUF_T_Q5_0] = gemm512_q5_0,
+        [GGUF_T_Q8_0] = gemm512_q8_0,
+#else
         [GGUF_T_Q4_0] = gemm_q4_0,
-        [GGUF_T_Q4_1] = gemm_q4_1,
         [GGUF_T_Q5_0] = gemm_q5_0,
-        [GGUF_T_Q5_1] = gemm_q5_1,
         [GGUF_T_Q8_0] = gemm_q8_0,
+#endif
+        [GGUF_T_Q4_1] = gemm_q4_1,
+        [GGUF_T_Q5_1] = gemm_q5_1,
         [GGUF_T_Q2_K] = gemm_q2_k,
         [GGUF_T_Q3_K] = gemm_q3_k,
         [GGUF_T_Q4_K] = gemm_q4_k,
