@@ -337,7 +337,7 @@ static inline __attribute__((always_inline)) struct kq512 kq_unpack512(const uin
         UNROLL
         for (int m = 0; m < 2; m++) {
             const int p = 2 * h + m;
-            u.x[p] = _mm512_shuffle_i64x2(lo, hi, m ? 0xee : 0x44);
+            u.x[p] = m ? _mm512_shuffle_i64x2(lo, hi, 0xee) : _mm512_shuffle_i64x2(lo, hi, 0x44);
             u.s[p] = _mm512_shuffle_epi8(sc16, _mm512_add_epi16(sel0, _mm512_set1_epi16((short)(0x0404 * p))));
         }
     }
@@ -459,11 +459,11 @@ kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const uint8_t *act, float *
         /* per row r: v[2r] its integer sum, v[2r + 1] its mins term; the
          * halves in dd: d and dmin of each row, in the same order */
         __m256i v[8];
-        __m128i dd = _mm_setzero_si128();
+        int32_t ddw[4];
         UNROLL
         for (int r = 0; r < 4; r++) {
             const uint8_t *blk = w0 + (size_t)r * w_stride + (size_t)i * bb;
-            dd = _mm_insert_epi32(dd, (int)(kq_d(blk, type) | (uint32_t)kq_dmin(blk, type) << 16), r);
+            ddw[r] = (int32_t)(kq_d(blk, type) | (uint32_t)kq_dmin(blk, type) << 16);
             const struct kq512 u = kq_unpack512(blk, type);
             __m512i isum[2];
             UNROLL
@@ -476,6 +476,7 @@ kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const uint8_t *act, float *
         }
         /* (d * ad) * isum and (dmin * ad) * imin per row, rounded as the
          * one-row kernel rounds them; the sums added, then the mins taken */
+        const __m128i dd = _mm_setr_epi32(ddw[0], ddw[1], ddw[2], ddw[3]);
         const __m256 f = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtph_ps(dd), _mm256_set1_ps(a->d)),
                                        _mm256_cvtepi32_ps(sum8x8(v)));
         const __m256 g = _mm256_permutevar8x32_ps(f, even_odd);
