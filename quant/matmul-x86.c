@@ -115,13 +115,14 @@ static inline float k_block_step(float sum, __m256i isum, float d, float ad)
     return sum + d * ad * (float)hsum_i32(isum);
 }
 
-static inline float k_block_step_mins(float sum, __m256i isum, __m256i bsums, __m256i mn16, float d,
-                                      float dmin, float ad)
+static inline float k_block_step_mins(float sum, __m256i isum, __m256i imin, float d, float dmin,
+                                      float ad)
 {
     sum = k_block_step(sum, isum, d, ad);
-    return sum - dmin * ad * (float)hsum_i32(_mm256_madd_epi16(bsums, mn16));
+    return sum - dmin * ad * (float)hsum_i32(imin);
 }
 
+#ifndef __AVX512VNNI__ /* with VNNI, the 512-bit forms below */
 /* ------------------------------------------------------------------------ */
 /* Q4_K                                                                      */
 
@@ -186,7 +187,8 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
         UNROLL
         for (int c = 0; c < C; c++) {
             const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
-            acc[c] = k_block_step_mins(acc[c], isum[c][0], _mm256_loadu_si256((const __m256i *)a->bsums), mn16,
+            acc[c] = k_block_step_mins(acc[c], isum[c][0],
+                                       _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), mn16),
                                        d, dmin, a->d);
         }
     }
@@ -247,6 +249,8 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
     for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
 }
 
+
+#endif
 
 #ifdef __AVX512VNNI__
 /* ------------------------------------------------------------------------ */
@@ -404,8 +408,8 @@ kq_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, co
             const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
             __m256i imin;
             const __m256i t = kq_finish(isum[c][0], &u, _mm256_loadu_si256((const __m256i *)a->bsums), &imin, type);
-            acc[c] = k_block_step(acc[c], t, d, a->d);
-            if (type != KQ_Q6_K) acc[c] -= dmin * a->d * (float)hsum_i32(imin);
+            acc[c] = type == KQ_Q6_K ? k_block_step(acc[c], t, d, a->d)
+                                     : k_block_step_mins(acc[c], t, imin, d, dmin, a->d);
         }
     }
     UNROLL
