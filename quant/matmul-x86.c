@@ -19,7 +19,10 @@
  * after block, and the lanes are added at the end of the row: a different
  * order of float additions from the scalar kernels (see quant/quant.h for
  * the bound).  With VNNI, Q4_K, Q5_K and Q6_K products of GQ_PANEL_MIN
- * columns or more go to panel-vnni.c, sixteen columns per vector.
+ * columns or more go to panel-vnni.c, sixteen columns per vector; the
+ * K-quant tiles take 512-bit products, Q4_0, Q5_0 and Q8_0 a pair of
+ * columns to a 512-bit vector, and one-column products (the table's
+ * column[]) four weight rows at a time with the weights prefetched ahead.
  *
  * Rows are taken ROW_BLOCK at a time, and for each such block every tile
  * of columns, so that the block's weights stay in cache while all the
@@ -196,7 +199,6 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
     for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
 }
 
-
 /* ------------------------------------------------------------------------ */
 /* Q6_K: sum (q - 32) y sc = sum q y sc - 32 sum sc bsum                    */
 
@@ -248,8 +250,6 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
     UNROLL
     for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
 }
-
-
 #endif
 
 #ifdef __AVX512VNNI__
