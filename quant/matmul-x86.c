@@ -351,16 +351,12 @@ static inline __attribute__((always_inline)) struct kq512 kq_unpack512(const uin
 /* d (and dmin) of a block as halves. */
 static inline uint16_t kq_d(const uint8_t *blk, const int type)
 {
-    uint16_t h;
-    memcpy(&h, type == KQ_Q6_K ? blk + offsetof(struct gq_block_q6_k, d) : blk, 2);
-    return h;
+    return load_u16(type == KQ_Q6_K ? blk + offsetof(struct gq_block_q6_k, d) : blk);
 }
 
 static inline uint16_t kq_dmin(const uint8_t *blk, const int type)
 {
-    uint16_t h = 0;
-    if (type != KQ_Q6_K) memcpy(&h, blk + offsetof(struct gq_block_q4_k, dmin), 2);
-    return h;
+    return type == KQ_Q6_K ? 0 : load_u16(blk + offsetof(struct gq_block_q4_k, dmin));
 }
 
 /* The block's integer sum in 8 lanes (exact), for the activations y and
@@ -422,6 +418,32 @@ kq_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, co
  * without it, at 90 % with it). */
 #define PREFETCH_AHEAD 12288
 
+/* Where a pass over rows taken four at a time from w0 asks for the lines
+ * it will read: whole groups of four rows ahead, at least PREFETCH_AHEAD
+ * bytes. */
+static inline const char *prefetch_start(const uint8_t *w0, size_t w_stride)
+{
+    const size_t group = 4 * w_stride;
+    return (const char *)w0 + (group >= PREFETCH_AHEAD ? group : (PREFETCH_AHEAD + group - 1) / group * group);
+}
+
+/* Asks for the bytes of four blocks of bb bytes at block i of that pass:
+ * as many as the four rows' block i.  Always inlined: gcc 12 drops the
+ * prefetches of a copy left out of line, whose hint is then no constant. */
+static inline __attribute__((always_inline)) void prefetch_blocks(const char *pf, int i, size_t bb)
+{
+    for (size_t o = 0; o < 4 * bb; o += 64) _mm_prefetch(pf + (size_t)i * 4 * bb + o, _MM_HINT_T0);
+}
+
+/* -2^log2_off times the sum of each int32 lane's four activation bytes y:
+ * where vpdpbusd starts, so that weights taken as unsigned q + 2^log2_off
+ * leave the lane sums of q y. */
+static inline __m512i offset_start(__m512i y, int log2_off)
+{
+    const __m512i sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), y);
+    return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sums, (unsigned)log2_off));
+}
+
 /* The 8 int32 totals of v[0..7] (8 lanes each), in that order. */
 static inline __m256i sum8x8(const __m256i v[8])
 {
@@ -449,12 +471,10 @@ kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const uint8_t *act, float *
 {
     const __m256i even_odd = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
     const size_t bb = kq_block_bytes(type);
-    /* the lines of the rows ahead, 4 blocks' worth for each block taken */
-    const size_t group = 4 * w_stride;
-    const char *pf = (const char *)w0 + (group >= PREFETCH_AHEAD ? group : (PREFETCH_AHEAD + group - 1) / group * group);
+    const char *pf = prefetch_start(w0, w_stride);
     __m128 acc = _mm_setzero_ps();
     for (int i = 0; i < nb; i++) {
-        for (size_t o = 0; o < 4 * bb; o += 64) _mm_prefetch(pf + (size_t)i * 4 * bb + o, _MM_HINT_T0);
+        prefetch_blocks(pf, i, bb);
         const struct gq_block_q8_k *a = (const struct gq_block_q8_k *)act + i;
         __m512i y[4];
         UNROLL
@@ -809,32 +829,28 @@ static inline __m256 upper_ps(__m512 v)
     return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
 }
 
-static inline int load_u16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, 2);
-    return v;
-}
-
 /* Rows r and r + 1, block i, as unsigned bytes (row r in the low half) and
  * their offset o. */
-static inline __m512i legacy_pair_q4_0(const uint8_t *ra, const uint8_t *rb)
+/* The 16 bytes of nibbles qa and qb as 64 bytes: qa's low nibbles, its
+ * high ones, then qb's (elements 0-15, 16-31 of each block). */
+static inline __m512i nibbles_pair(const uint8_t *qa, const uint8_t *qb)
 {
-    const struct gq_block_q4_0 *a = (const struct gq_block_q4_0 *)ra, *b = (const struct gq_block_q4_0 *)rb;
-    const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a->qs)),
-                                              _mm_loadu_si128((const __m128i *)b->qs), 1);
+    const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)qa)),
+                                              _mm_loadu_si128((const __m128i *)qb), 1);
     /* low nibbles of a, of b, high nibbles of a, of b; then a's, b's */
     const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1);
     return _mm512_and_si512(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0)), _mm512_set1_epi8(0x0f));
 }
 
+static inline __m512i legacy_pair_q4_0(const uint8_t *ra, const uint8_t *rb)
+{
+    return nibbles_pair(((const struct gq_block_q4_0 *)ra)->qs, ((const struct gq_block_q4_0 *)rb)->qs);
+}
+
 static inline __m512i legacy_pair_q5_0(const uint8_t *ra, const uint8_t *rb)
 {
     const struct gq_block_q5_0 *a = (const struct gq_block_q5_0 *)ra, *b = (const struct gq_block_q5_0 *)rb;
-    const __m256i q = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)a->qs)),
-                                              _mm_loadu_si128((const __m128i *)b->qs), 1);
-    const __m512i z = _mm512_inserti64x4(_mm512_castsi256_si512(q), _mm256_srli_epi16(q, 4), 1);
-    const __m512i nib = _mm512_and_si512(_mm512_shuffle_i64x2(z, z, _MM_SHUFFLE(3, 1, 2, 0)), _mm512_set1_epi8(0x0f));
+    const __m512i nib = nibbles_pair(a->qs, b->qs);
     /* bit j of qh: 16 above element j */
     const __mmask64 high = (__mmask64)load_u32(a->qh) | (__mmask64)load_u32(b->qh) << 32;
     return _mm512_mask_add_epi8(nib, high, nib, _mm512_set1_epi8(16));
@@ -857,17 +873,13 @@ legacy_rows4(__m512i (*pair)(const uint8_t *, const uint8_t *), const int log2_o
 {
     const __m512i lanes01 = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
     const __m512i lanes23 = _mm512_add_epi32(lanes01, _mm512_set1_epi32(2));
-    const size_t group = 4 * w_stride;
-    const char *pf = (const char *)w0 + (group >= PREFETCH_AHEAD ? group : (PREFETCH_AHEAD + group - 1) / group * group);
+    const char *pf = prefetch_start(w0, w_stride);
     __m512 f01 = _mm512_setzero_ps(), f23 = _mm512_setzero_ps();
     for (int i = 0; i < nb; i++) {
-        for (size_t o = 0; o < 4 * bb; o += 64) _mm_prefetch(pf + (size_t)i * 4 * bb + o, _MM_HINT_T0);
+        prefetch_blocks(pf, i, bb);
         const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)act + i;
         const __m512i y = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)a->qs));
-        /* -off times the sum of each lane's four activations */
-        const __m512i bias = _mm512_sub_epi32(
-            _mm512_setzero_si512(),
-            _mm512_slli_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), y), (unsigned)log2_off));
+        const __m512i bias = offset_start(y, log2_off);
         const uint8_t *b0 = w0 + (size_t)i * bb;
         __m128i dh = _mm_setzero_si128();
         dh = _mm_insert_epi16(dh, load_u16(b0), 0);
@@ -943,9 +955,7 @@ static void lg_layout(struct lg_pair *lp, const uint8_t *act, size_t act_stride,
             const __m256i y0 = _mm256_loadu_si256((const __m256i *)a0->qs);
             const __m256i y1 = two ? _mm256_loadu_si256((const __m256i *)a1->qs) : _mm256_setzero_si256();
             e->y = _mm512_inserti64x4(_mm512_castsi256_si512(y0), y1, 1);
-            e->bias = _mm512_sub_epi32(_mm512_setzero_si512(),
-                                       _mm512_slli_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), e->y),
-                                                         (unsigned)log2_off));
+            e->bias = offset_start(e->y, log2_off);
             e->da = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_set1_ps(_cvtsh_ss(a0->d)))),
                                                         _mm256_castps_pd(_mm256_set1_ps(two ? _cvtsh_ss(a1->d) : 0.0f)), 1));
         }

@@ -56,6 +56,13 @@ static inline float h2f(uint16_t h)
     return _cvtsh_ss(h);
 }
 
+static inline uint16_t load_u16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
 static inline uint32_t load_u32(const uint8_t *p)
 {
     uint32_t v;
