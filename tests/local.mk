@@ -259,11 +259,12 @@ EXTRA_DIST += tests/test-sigbus.sh tests/test-fault.sh tests/test-fault-common.s
 # real-model tests (a 0.5B forward pass under memcheck takes hours) and the
 # fault-injection tests, whose LD_PRELOAD shim memcheck cannot host.
 # memcheck's reports (lines "==PID== ...") fail the target, and so does a
-# run in which no tool ran under it.
+# run in which no tool ran under it.  The longest test goes first, so that
+# the others share the machine with it rather than leave it alone at the end.
 check-valgrind: all
 	rm -rf valgrind-logs && mkdir valgrind-logs
-	list=; for t in $(TESTS); do case $$t in \
-	  *-real.sh|tests/test-sigbus.sh|tests/test-fault.sh) ;; \
+	list=tests/test-qwen-run.sh; for t in $(TESTS); do case $$t in \
+	  *-real.sh|tests/test-sigbus.sh|tests/test-fault.sh|tests/test-qwen-run.sh) ;; \
 	  *.sh) list="$$list $$t" ;; esac; done; \
 	GGUF_TEST_VALGRIND="$$(cd valgrind-logs && pwd)" \
 	  $(MAKE) $(AM_MAKEFLAGS) check TESTS="$${VALGRIND_TESTS:-$$list}"; st=$$?; \

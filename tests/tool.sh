@@ -11,7 +11,9 @@
 # than libtool's wrapper script, whose `--mode=execute` re-quoting would
 # mangle arguments holding newlines.  A run with standard output closed
 # must not go through the wrapper: memcheck's report file would take the
-# free descriptor.
+# free descriptor.  OpenMP's threads wait passively there: memcheck runs
+# one thread at a time, and a thread spinning at a barrier holds the
+# machine until its slice ends (a short qwen-run took four times as long).
 tool() {
     if [ -z "${GGUF_TEST_VALGRIND:-}" ]; then
         echo "$top_builddir/$1"
@@ -30,7 +32,7 @@ tool() {
     # Tests run in parallel: each writes its own copy and renames it over.
     cat > "$_w.$$" <<EOF
 #!/bin/sh
-LD_LIBRARY_PATH="$_lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec valgrind -q \\
+OMP_WAIT_POLICY=passive LD_LIBRARY_PATH="$_lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec valgrind -q \\
     --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \\
     --show-leak-kinds=definite --log-file="$GGUF_TEST_VALGRIND/$_base.%p.log" "$_bin" "\$@"
 EOF
