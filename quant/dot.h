@@ -141,8 +141,8 @@ extern GQ_HIDDEN const struct gq_matmul_kernels gq_matmul_amx;
 
 /* Products on packed activations (gguf_matmul_pack(), panel-vnni.c): the
  * bytes of one packed block of 16 columns, the packing of panels p0 ..
- * p1 - 1, and the Q4_K, Q5_K and Q6_K products (VNNI; Q4_K and Q5_K with
- * AMX), the bits of the scalar kernels. */
+ * p1 - 1, and the Q4_K, Q5_K and Q6_K products (VNNI, and with AMX), the
+ * bits of the scalar kernels. */
 typedef void (*gq_packed_fn)(int64_t k, const void *w, size_t w_stride, int64_t nrows,
                              const void *packed, int64_t ncols, float *out, size_t out_stride);
 #ifdef GQ_HAVE_AVX512
@@ -160,6 +160,8 @@ GQ_HIDDEN void gq_packed_q6_k(int64_t k, const void *w, size_t w_stride, int64_t
 GQ_HIDDEN void gq_packed_amx_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
                                   const void *packed, int64_t ncols, float *out, size_t out_stride);
 GQ_HIDDEN void gq_packed_amx_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                                  const void *packed, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_packed_amx_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
                                   const void *packed, int64_t ncols, float *out, size_t out_stride);
 #endif
 

@@ -111,6 +111,7 @@ static gq_packed_fn packed_kernel_at(int level, uint32_t wtype)
 #ifdef GQ_HAVE_AMX
     if (level >= GGUF_SIMD_AMX && wtype == GGUF_T_Q4_K) return gq_packed_amx_q4_k;
     if (level >= GGUF_SIMD_AMX && wtype == GGUF_T_Q5_K) return gq_packed_amx_q5_k;
+    if (level >= GGUF_SIMD_AMX && wtype == GGUF_T_Q6_K) return gq_packed_amx_q6_k;
 #endif
 #ifdef GQ_HAVE_AVX512
     if (level >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni")) {

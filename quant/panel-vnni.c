@@ -32,10 +32,11 @@
 #include "quant/x86.h"
 
 /* Compiled twice: with VNNI (gq_panel_*) and, with GQ_PANEL_AMX, with AMX
- * int8 tiles for Q4_K and Q5_K (gq_matmul_amx): sixteen rows at a time,
- * one tile product per sub-block of 32, whose sums take the sub-block
- * scales as block_rows() applies them (tile_rows()).  Same arithmetic,
- * same bits. */
+ * int8 tiles (gq_matmul_amx, gq_packed_amx_*): for Q4_K and Q5_K sixteen
+ * rows at a time, one tile product per sub-block of 32, whose sums take
+ * the sub-block scales as block_rows() applies them (tile_rows()); on
+ * packed activations of many columns, whole blocks through the tiles for
+ * Q4_K, Q5_K and Q6_K (block_gemm()).  Same arithmetic, same bits. */
 #ifdef GQ_PANEL_AMX
 #define PANEL_FN(t) panel_amx_##t
 #define PANEL_DEF static void
@@ -454,6 +455,10 @@ packed_rows(int64_t k, const void *w, size_t w_stride, int64_t r0, int64_t nrows
  * 1536: 16 columns 58 against 109 GMAC/s, 32: 103 against 121, 64: 150
  * against 121, 132: 202 against 113) */
 #define BLOCK_GEMM_PANELS 4
+/* The same for Q6_K's block_gemm() against the VNNI panels (1 thread, 768
+ * rows of 1536: 32 columns 77 against 100 GMAC/s, 40: 84 against 73, 64:
+ * 124 against 99, 512: 265 against 93) */
+#define Q6_GEMM_PANELS 3
 
 struct tblock {
     uint8_t hi[TR][256], lo[TR][256];
@@ -498,71 +503,203 @@ block_sums(float (*run)[MAXP * PANEL], int p, int32_t (*c)[TR][PANEL], const str
     for (int r = 0; r < TR; r++) _mm512_store_ps(run[r] + PANEL * p, acc[r]);
 }
 
-/* Rows 0 .. nrows - 1 (a multiple of TR) of a Q4_K or Q5_K matrix times
- * the packed columns. */
-static void block_gemm(int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows,
-                       const struct panel_block *packed, int64_t ncols, float *out,
-                       size_t out_stride, const int type)
+/* Rows rt .. rt + TR - 1 of columns c0 .. c0 + cols - 1 of out from
+ * run[r][c - c0] (a column's 16 outputs are contiguous). */
+static inline void store_run(float *out, size_t out_stride, int64_t c0, int cols, int64_t rt,
+                             float (*run)[MAXP * PANEL])
 {
-    const int nb = (int)(k / GQ_QK_K);
-    const size_t bb = type == GGUF_T_Q4_K ? sizeof(struct gq_block_q4_k) : sizeof(struct gq_block_q5_k);
+    for (int cc = 0; cc < cols; cc++) {
+        float *o = out + (size_t)(c0 + cc) * out_stride + (size_t)rt;
+        for (int r = 0; r < TR; r++) o[r] = run[r][cc];
+    }
+}
+
+/* Q6_K with the tiles.  Its scales are signed bytes, so the scaled quants
+ * of block_gemm() do not fit the tiles' unsigned operand.  Here the weights
+ * are the signed one (tdpbssd, signed activations as they are packed): a
+ * scale sc is written in balanced base-8 digits, sc = D0 + 8 D1 + 64 D2
+ * with each D in [-3, 4] (every byte has such a form), and the quants of
+ * a sub-block enter three products as (q - 32) D_j, in [-128, 124]; the
+ * block's integer is then P0 + 8 P1 + 64 P2, that of the scalar kernel,
+ * and takes its float step as there.  Three products a block rather than
+ * block_gemm()'s two, but no sums of the activations and a shorter drain. */
+struct t6block {
+    int8_t w[3][TR][256]; /* [digit][row][quant] */
+};
+
+/* Row u's quants, less 32, times the three digits of their sub-block's
+ * scale. */
+static inline void split_digits6(int8_t (*w)[TR][256], int r, const struct wblock *u)
+{
+    const __m512i sc = _mm512_loadu_si512(u->sc), three = _mm512_set1_epi32(3), seven = _mm512_set1_epi32(7);
+    const __m512i d0 = _mm512_sub_epi32(_mm512_and_si512(_mm512_add_epi32(sc, three), seven), three);
+    const __m512i s1 = _mm512_srai_epi32(_mm512_sub_epi32(sc, d0), 3);
+    const __m512i d1 = _mm512_sub_epi32(_mm512_and_si512(_mm512_add_epi32(s1, three), seven), three);
+    const __m512i d2 = _mm512_srai_epi32(_mm512_sub_epi32(s1, d1), 3);
+    /* the 16 digits as int16 in lanes 0 .. 15 */
+    const __m512i dg[3] = {_mm512_castsi256_si512(_mm512_cvtepi32_epi16(d0)),
+                           _mm512_castsi256_si512(_mm512_cvtepi32_epi16(d1)),
+                           _mm512_castsi256_si512(_mm512_cvtepi32_epi16(d2))};
+    /* lanes 0 .. 15 of pair m take sub-block 2m, lanes 16 .. 31 2m + 1 */
+    const __m512i upper = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(1), 1);
+    for (int m = 0; m < 8; m++) {
+        const __m512i x = _mm512_sub_epi16(
+            _mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)(u->q + 32 * m))), _mm512_set1_epi16(32));
+        const __m512i idx = _mm512_add_epi16(_mm512_set1_epi16((short)(2 * m)), upper);
+        for (int j = 0; j < 3; j++) {
+            const __m512i p = _mm512_mullo_epi16(x, _mm512_permutexvar_epi16(idx, dg[j]));
+            _mm256_storeu_si256((__m256i *)(w[j][r] + 32 * m), _mm512_cvtepi16_epi8(p));
+        }
+    }
+}
+
+/* run[r][16 p ..] (r < TR) += block pb times the rows u, from the
+ * products of the three digits c[0 .. 2]. */
+static inline __attribute__((always_inline)) void
+block_sums6(float (*run)[MAXP * PANEL], int p, int32_t (*c)[TR][PANEL], const struct wblock *u,
+            const struct panel_block *pb)
+{
+    const __m512 ad = _mm512_load_ps(pb->d);
+    UNROLL
+    for (int r = 0; r < TR; r++) {
+        const __m512i isum = _mm512_add_epi32(
+            _mm512_load_si512(c[0][r]),
+            _mm512_add_epi32(_mm512_slli_epi32(_mm512_load_si512(c[1][r]), 3),
+                             _mm512_slli_epi32(_mm512_load_si512(c[2][r]), 6)));
+        const __m512 dad = _mm512_mul_ps(_mm512_set1_ps(u[r].d), ad);
+        _mm512_store_ps(run[r] + PANEL * p, _mm512_add_ps(_mm512_load_ps(run[r] + PANEL * p),
+                                                           _mm512_mul_ps(dad, _mm512_cvtepi32_ps(isum))));
+    }
+}
+
+/* The three products of 64 quants kk of a block with one panel's: digit
+ * tiles 0, 1, 2, activations in tile b, sums in 4, 5, 6. */
+#define Q6_STEP(tb, pb, kk, b)                                                                   \
+    do {                                                                                         \
+        _tile_loadd(b, (pb)->q[16 * (kk)], 64);                                                  \
+        _tile_loadd(0, (tb)->w[0][0] + 64 * (kk), 256);                                          \
+        _tile_dpbssd(4, 0, b);                                                                   \
+        _tile_loadd(1, (tb)->w[1][0] + 64 * (kk), 256);                                          \
+        _tile_dpbssd(5, 1, b);                                                                   \
+        _tile_loadd(2, (tb)->w[2][0] + 64 * (kk), 256);                                          \
+        _tile_dpbssd(6, 2, b);                                                                   \
+    } while (0)
+
+/* Blocks a pass over the rows takes at most: the activations of 32 panels
+ * for them (6 x 32 x 4.6 KiB) stay in the core's cache while the weight
+ * rows go by, and the running sums go to out between passes (each output
+ * still takes its blocks in order). */
+#define KC 6
+
+/* out[c][r] for rows rt .. rt + TR - 1 into run[r][c - c0], the inverse of
+ * store_run(). */
+static inline void load_run(const float *out, size_t out_stride, int64_t c0, int cols, int64_t rt,
+                            float (*run)[MAXP * PANEL])
+{
+    for (int cc = 0; cc < cols; cc++) {
+        const float *o = out + (size_t)(c0 + cc) * out_stride + (size_t)rt;
+        for (int r = 0; r < TR; r++) run[r][cc] = o[r];
+    }
+}
+
+/* Rows 0 .. nrows - 1 (a multiple of TR) of a Q4_K, Q5_K or Q6_K matrix
+ * times the packed columns.  Each block of 16 weight rows is unpacked (and
+ * scaled: split_scales(), split_digits6()) once for all the panels, whose
+ * products then go through the tiles:
+ * - Q4_K, Q5_K: one panel at a time, the weight and activation tiles of
+ *   alternate 64 quants in two sets (0 1 2, 3 4 5), so that the loads of
+ *   the next go on while the products of the last compute; hi and lo
+ *   summed in tiles 6 and 7;
+ * - Q6_K: digit tiles 0, 1, 2, the activations alternately in 3 and 7, the
+ *   three sums in 4, 5, 6.
+ * The sums are stored and read only after the next panel's products are
+ * under way (a tile store reaches vector loads late): `pending` is the
+ * panel stored last, in c[cb ^ 1]. */
+static inline __attribute__((always_inline)) void
+block_gemm(int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const struct panel_block *packed,
+           int64_t ncols, float *out, size_t out_stride, const int type)
+{
+    const int nb = (int)(k / GQ_QK_K), q6 = type == GGUF_T_Q6_K;
+    const size_t bb = type == GGUF_T_Q4_K   ? sizeof(struct gq_block_q4_k)
+                      : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
+                                            : sizeof(struct gq_block_q6_k);
     float run[TR][MAXP * PANEL] __attribute__((aligned(64)));
-    int32_t c[2][2][TR][PANEL] __attribute__((aligned(64))); /* [panel parity][hi, lo] */
+    int32_t c[2][3][TR][PANEL] __attribute__((aligned(64))); /* [panel parity][hi, lo / digit] */
     struct wblock u[2][TR]; /* a block's rows, and the last block's while its sums are pending */
-    struct tblock tb;
+    union {
+        struct tblock k4;
+        struct t6block k6;
+    } tb;
     _tile_loadconfig(&tile_config_block);
     for (int64_t c0 = 0; c0 < ncols; c0 += MAXP * PANEL) {
         const int cols = ncols - c0 < MAXP * PANEL ? (int)(ncols - c0) : MAXP * PANEL;
         const int np = (cols + PANEL - 1) / PANEL;
         const struct panel_block *pc = packed + (c0 / PANEL) * nb;
-        for (int64_t rt = 0; rt < nrows; rt += TR) {
-            memset(run, 0, sizeof run);
-            /* One panel at a time, the weight and activation tiles of
-             * alternate 64 quants in two sets (0 1 2, 3 4 5), so that the
-             * loads of the next go on while the products of the last
-             * compute.  The sums (tiles 6, 7) are stored and read only
-             * after the next panel's products are under way (a tile store
-             * reaches vector loads late): `pending` is the panel stored
-             * last, in c[cb ^ 1]. */
-            int pending = -1, cb = 0;
-            const struct wblock *pend_u = NULL;
-            const struct panel_block *pend_pb = NULL;
-            for (int i = 0; i < nb; i++) {
-                struct wblock *ui = u[i & 1];
-                for (int j = 0; j < TR; j++) {
-                    unpack(&ui[j], w + (size_t)(rt + j) * w_stride + (size_t)i * bb, type);
-                    split_scales(tb.hi[j], tb.lo[j], &ui[j]);
-                }
-                for (int p = 0; p < np; p++) {
-                    const struct panel_block *pb = pc + (size_t)p * nb + i;
-                    _tile_zero(6);
-                    _tile_zero(7);
-                    for (int kk = 0; kk < 4; kk += 2) {
-                        _tile_loadd(0, tb.hi[0] + 64 * kk, 256);
-                        _tile_loadd(1, tb.lo[0] + 64 * kk, 256);
-                        _tile_loadd(2, pb->q[16 * kk], 64);
-                        _tile_dpbusd(6, 0, 2);
-                        _tile_dpbusd(7, 1, 2);
-                        _tile_loadd(3, tb.hi[0] + 64 * (kk + 1), 256);
-                        _tile_loadd(4, tb.lo[0] + 64 * (kk + 1), 256);
-                        _tile_loadd(5, pb->q[16 * (kk + 1)], 64);
-                        _tile_dpbusd(6, 3, 5);
-                        _tile_dpbusd(7, 4, 5);
+        for (int i0 = 0; i0 < nb; i0 += KC) {
+            const int i1 = nb - i0 < KC ? nb : i0 + KC;
+            for (int64_t rt = 0; rt < nrows; rt += TR) {
+                if (i0)
+                    load_run(out, out_stride, c0, cols, rt, run);
+                else
+                    memset(run, 0, sizeof run);
+                int pending = -1, cb = 0;
+                const struct wblock *pend_u = NULL;
+                const struct panel_block *pend_pb = NULL;
+                for (int i = i0; i <= i1; i++) {
+                    struct wblock *ui = u[i & 1];
+                    for (int j = 0; j < TR && i < i1; j++) {
+                        const uint8_t *blk = w + (size_t)(rt + j) * w_stride + (size_t)i * bb;
+                        if (q6) {
+                            unpack_q6k(&ui[j], blk);
+                            split_digits6(tb.k6.w, j, &ui[j]);
+                        } else {
+                            unpack(&ui[j], blk, type);
+                            split_scales(tb.k4.hi[j], tb.k4.lo[j], &ui[j]);
+                        }
                     }
-                    _tile_stored(6, c[cb][0], 64);
-                    _tile_stored(7, c[cb][1], 64);
-                    if (pending >= 0) block_sums(run, pending, c[cb ^ 1], pend_u, pend_pb);
-                    pending = p;
-                    pend_u = ui;
-                    pend_pb = pb;
-                    cb ^= 1;
+                    /* i == i1: only the last panel's sums are left */
+                    for (int p = 0; p < (i < i1 ? np : 1); p++) {
+                        const struct panel_block *pb = pc + (size_t)p * nb + i;
+                        if (i < i1 && q6) {
+                            _tile_zero(4);
+                            _tile_zero(5);
+                            _tile_zero(6);
+                            Q6_STEP(&tb.k6, pb, 0, 3);
+                            Q6_STEP(&tb.k6, pb, 1, 7);
+                            Q6_STEP(&tb.k6, pb, 2, 3);
+                            Q6_STEP(&tb.k6, pb, 3, 7);
+                            _tile_stored(4, c[cb][0], 64);
+                            _tile_stored(5, c[cb][1], 64);
+                            _tile_stored(6, c[cb][2], 64);
+                        } else if (i < i1) {
+                            _tile_zero(6);
+                            _tile_zero(7);
+                            for (int kk = 0; kk < 4; kk += 2) {
+                                _tile_loadd(0, tb.k4.hi[0] + 64 * kk, 256);
+                                _tile_loadd(1, tb.k4.lo[0] + 64 * kk, 256);
+                                _tile_loadd(2, pb->q[16 * kk], 64);
+                                _tile_dpbusd(6, 0, 2);
+                                _tile_dpbusd(7, 1, 2);
+                                _tile_loadd(3, tb.k4.hi[0] + 64 * (kk + 1), 256);
+                                _tile_loadd(4, tb.k4.lo[0] + 64 * (kk + 1), 256);
+                                _tile_loadd(5, pb->q[16 * (kk + 1)], 64);
+                                _tile_dpbusd(6, 3, 5);
+                                _tile_dpbusd(7, 4, 5);
+                            }
+                            _tile_stored(6, c[cb][0], 64);
+                            _tile_stored(7, c[cb][1], 64);
+                        }
+                        if (pending >= 0 && q6)
+                            block_sums6(run, pending, c[cb ^ 1], pend_u, pend_pb);
+                        else if (pending >= 0)
+                            block_sums(run, pending, c[cb ^ 1], pend_u, pend_pb);
+                        pending = p;
+                        pend_u = ui;
+                        pend_pb = pb;
+                        cb ^= 1;
+                    }
                 }
-            }
-            if (pending >= 0) block_sums(run, pending, c[cb ^ 1], pend_u, pend_pb);
-            /* a column's 16 outputs are contiguous: written together */
-            for (int cc = 0; cc < cols; cc++) {
-                float *o = out + (size_t)(c0 + cc) * out_stride + (size_t)rt;
-                for (int r = 0; r < TR; r++) o[r] = run[r][cc];
+                store_run(out, out_stride, c0, cols, rt, run);
             }
         }
     }
@@ -599,6 +736,15 @@ void gq_packed_amx_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows
 {
     amx_packed(k, w, w_stride, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
 }
+
+void gq_packed_amx_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                        const void *packed, int64_t ncols, float *out, size_t out_stride)
+{
+    const int64_t whole = ncols > (Q6_GEMM_PANELS - 1) * PANEL ? nrows / TR * TR : 0;
+    if (whole) block_gemm(k, w, w_stride, whole, packed, ncols, out, out_stride, GGUF_T_Q6_K);
+    if (whole < nrows)
+        packed_rows(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
+}
 #else
 void gq_packed_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
                     int64_t ncols, float *out, size_t out_stride)
@@ -631,7 +777,7 @@ PANEL_DEF PANEL_FN(q5_k)(int64_t k, const void *w, size_t w_stride, int64_t nrow
     panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_K);
 }
 
-#ifndef GQ_PANEL_AMX /* Q6_K's sub-blocks of 16 gain nothing from the tiles */
+#ifndef GQ_PANEL_AMX /* Q6_K's sub-blocks of 16 gain nothing from tile_rows() */
 PANEL_DEF PANEL_FN(q6_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {

@@ -209,7 +209,7 @@ enum gguf_simd {
     GGUF_SIMD_AVX2 = 1,     /* AVX2 + FMA + F16C */
     GGUF_SIMD_AVX512 = 2,   /* AVX-512 F/BW/VL (+VNNI where used) */
     GGUF_SIMD_AMX = 3       /* AVX-512 with VNNI, and the AMX int8 tiles for
-                               Q4_K and Q5_K matrix products (Linux; asking
+                               Q4_K, Q5_K and Q6_K matrix products (Linux; asking
                                for it asks the kernel once for the tile
                                state, which enlarges signal frames) */
 };

@@ -293,6 +293,12 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
     for (int r = 0; r < nr; r++) {
         if (raw) {
             random_blocks(t, wq + (size_t)r * w_stride, k / ti.bs);
+            /* Q6_K's scales take every byte in turn (the tile products
+             * write each in three signed digits) */
+            for (int b = 0; t == GGUF_T_Q6_K && b < k / ti.bs; b++) {
+                struct gq_block_q6_k *blk = (struct gq_block_q6_k *)(wq + (size_t)r * w_stride) + b;
+                for (int j = 0; j < 16; j++) blk->scales[j] = (int8_t)(uint8_t)((r * (k / ti.bs) + b) * 16 + j);
+            }
         } else {
             const double ws = pow(10.0, -2.0 + 4.0 * uniform());
             for (int i = 0; i < k; i++) src[i] = (float)(gauss() * ws);
@@ -409,6 +415,9 @@ static void test_matmul(void)
          * more columns than one group of panels, rows past whole tiles */
         if (bs == 256) check_matmul(t, 48, 3 * bs, 40, 0);
         if (bs == 256) check_matmul(t, 37, 2 * bs, 140, 0);
+        if (bs == 256) check_matmul(t, 37, 2 * bs, 140, 1);
+        /* more blocks than one pass of the block products takes */
+        if (bs == 256) check_matmul(t, 40, 14 * bs, 70, 0);
         check_matmul(t, 0, bs, 4, 0); /* no rows: nothing to do */
         check_matmul(t, 3, bs, 0, 0); /* no columns */
         CHECK(gguf_matmul_act_type(t) == gq_dot_act_type(t), "%s act type", info(t).name);
