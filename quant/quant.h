@@ -197,6 +197,18 @@ GGUF_API void gguf_vec_axpy_f16(float *y, float s, const uint16_t *x, int64_t n)
  * sum of the values of a cache). */
 GGUF_API void gguf_vec_axpy_f16_rows(float *y, const float *s, const uint16_t *x, size_t stride,
                                      int64_t rows, int64_t n);
+/* The same for m queries at once, each with the bits it has alone (the
+ * heads that share a cache's keys and values, whose rows are then read
+ * and converted once for all): out[q * out_stride + j] =
+ * gguf_vec_dot_f16(a + q * a_stride, b + j * stride, n), and
+ * gguf_vec_axpy_f16_rows(y + q * y_stride, s + q * s_stride, x, stride,
+ * rows, n), for q < m. */
+GGUF_API void gguf_vec_dot_f16_rows_m(const float *a, size_t a_stride, int64_t m, const uint16_t *b,
+                                      size_t stride, int64_t rows, int64_t n, float *out,
+                                      size_t out_stride);
+GGUF_API void gguf_vec_axpy_f16_rows_m(float *y, size_t y_stride, const float *s, size_t s_stride,
+                                       int64_t m, const uint16_t *x, size_t stride, int64_t rows,
+                                       int64_t n);
 /* g[i] = silu(g[i]) * u[i] = g[i] / (1 + exp(-g[i])) * u[i], i < n: the
  * SwiGLU gate. */
 GGUF_API void gguf_vec_silu_mul(float *g, const float *u, int64_t n);

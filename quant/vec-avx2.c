@@ -41,71 +41,136 @@ static inline __m256 load_h8(const uint16_t *p)
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
 }
 
-/* Each row's sum in its own 8 lanes, 8 elements a step, the tail element
- * by element: four rows at a time, each exactly as alone (the chains of
- * multiply-adds of four rows overlap, a's loads are shared). */
-static void dot_f16_rows(const float *a, const uint16_t *b, size_t stride, int64_t rows, int64_t n,
-                         float *out)
+#define UNROLL8 _Pragma("GCC unroll 8")
+
+/* Queries a + q * a_stride (q < MQ) against rows b + r * stride (r < R):
+ * out[q * out_stride + r].  Each sum in its own 8 lanes, 8 elements a
+ * step, the tail element by element, exactly as alone: the chains of
+ * multiply-adds overlap, and each load and conversion of a row serves all
+ * the queries. */
+static inline __attribute__((always_inline)) void
+dot_tile(const float *a, size_t a_stride, const uint16_t *b, size_t stride, int64_t n, float *out,
+         size_t out_stride, const int MQ, const int R)
 {
-    int64_t j = 0;
-    for (; j + 4 <= rows; j += 4) {
-        const uint16_t *b0 = b + (size_t)j * stride, *b1 = b0 + stride, *b2 = b1 + stride,
-                       *b3 = b2 + stride;
-        __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-            const __m256 av = _mm256_loadu_ps(a + i);
-            s0 = _mm256_fmadd_ps(av, load_h8(b0 + i), s0);
-            s1 = _mm256_fmadd_ps(av, load_h8(b1 + i), s1);
-            s2 = _mm256_fmadd_ps(av, load_h8(b2 + i), s2);
-            s3 = _mm256_fmadd_ps(av, load_h8(b3 + i), s3);
+    __m256 acc[4][6];
+    UNROLL8
+    for (int r = 0; r < R; r++)
+        UNROLL8
+        for (int q = 0; q < MQ; q++) acc[r][q] = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        UNROLL8
+        for (int r = 0; r < R; r++) {
+            const __m256 k = load_h8(b + (size_t)r * stride + i);
+            UNROLL8
+            for (int q = 0; q < MQ; q++)
+                acc[r][q] = _mm256_fmadd_ps(_mm256_loadu_ps(a + (size_t)q * a_stride + i), k, acc[r][q]);
         }
-        float r[4] = {hsum(s0), hsum(s1), hsum(s2), hsum(s3)};
-        for (; i < n; i++) {
-            r[0] += a[i] * gq_h2f(b0[i]);
-            r[1] += a[i] * gq_h2f(b1[i]);
-            r[2] += a[i] * gq_h2f(b2[i]);
-            r[3] += a[i] * gq_h2f(b3[i]);
-        }
-        for (int k = 0; k < 4; k++) out[j + k] = r[k];
     }
-    for (; j < rows; j++) {
-        const uint16_t *bj = b + (size_t)j * stride;
-        __m256 acc = _mm256_setzero_ps();
-        int64_t i = 0;
-        for (; i + 8 <= n; i += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), load_h8(bj + i), acc);
-        float sum = hsum(acc);
-        for (; i < n; i++) sum += a[i] * gq_h2f(bj[i]);
-        out[j] = sum;
+    for (int q = 0; q < MQ; q++) {
+        const float *aq = a + (size_t)q * a_stride;
+        for (int r = 0; r < R; r++) {
+            const uint16_t *br = b + (size_t)r * stride;
+            float sum = hsum(acc[r][q]);
+            for (int64_t t = i; t < n; t++) sum += aq[t] * gq_h2f(br[t]);
+            out[(size_t)q * out_stride + (size_t)r] = sum;
+        }
     }
 }
 
-/* Each element of y takes the rows' multiply-adds in turn, as from one
- * call per row; 64 elements of y stay in registers across all the rows. */
-static void axpy_f16_rows(float *y, const float *s, const uint16_t *x, size_t stride, int64_t rows,
-                          int64_t n)
+/* Rows j .. rows - 1 (four at a time for one or two queries, two for
+ * more) for MQ queries. */
+static inline __attribute__((always_inline)) void
+dot_queries(const float *a, size_t a_stride, const uint16_t *b, size_t stride, int64_t rows,
+            int64_t n, float *out, size_t out_stride, const int MQ)
 {
-    int64_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m256 v[8];
-        for (int k = 0; k < 8; k++) v[k] = _mm256_loadu_ps(y + i + 8 * k);
-        const uint16_t *xj = x + i;
-        for (int64_t j = 0; j < rows; j++, xj += stride) {
-            const __m256 sv = _mm256_set1_ps(s[j]);
-            for (int k = 0; k < 8; k++) v[k] = _mm256_fmadd_ps(sv, load_h8(xj + 8 * k), v[k]);
+    int64_t j = 0;
+    if (MQ <= 2)
+        for (; j + 4 <= rows; j += 4)
+            dot_tile(a, a_stride, b + (size_t)j * stride, stride, n, out + j, out_stride, MQ, 4);
+    for (; j + 2 <= rows; j += 2)
+        dot_tile(a, a_stride, b + (size_t)j * stride, stride, n, out + j, out_stride, MQ, 2);
+    for (; j < rows; j++) dot_tile(a, a_stride, b + (size_t)j * stride, stride, n, out + j, out_stride, MQ, 1);
+}
+
+static void dot_f16_rows(const float *a, size_t a_stride, int64_t m, const uint16_t *b,
+                         size_t stride, int64_t rows, int64_t n, float *out, size_t out_stride)
+{
+    for (int64_t q0 = 0; q0 < m; q0 += 6) {
+        const float *aq = a + (size_t)q0 * a_stride;
+        float *oq = out + (size_t)q0 * out_stride;
+        switch (m - q0 < 6 ? m - q0 : 6) {
+        case 1: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 1); break;
+        case 2: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 2); break;
+        case 3: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 3); break;
+        case 4: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 4); break;
+        case 5: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 5); break;
+        default: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 6); break;
         }
-        for (int k = 0; k < 8; k++) _mm256_storeu_ps(y + i + 8 * k, v[k]);
     }
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(y + i);
-        const uint16_t *xj = x + i;
-        for (int64_t j = 0; j < rows; j++, xj += stride) v = _mm256_fmadd_ps(_mm256_set1_ps(s[j]), load_h8(xj), v);
-        _mm256_storeu_ps(y + i, v);
+}
+
+/* Elements i .. i + 8 E - 1 of the MQ outputs y + q * y_stride: each takes
+ * the rows' multiply-adds in turn, as from one call per row, held in
+ * registers across all the rows; each row's load and conversion serves
+ * all the outputs. */
+static inline __attribute__((always_inline)) void
+axpy_tile(float *y, size_t y_stride, const float *s, size_t s_stride, const uint16_t *x,
+          size_t stride, int64_t rows, int64_t i, const int MQ, const int E)
+{
+    __m256 v[6][8];
+    UNROLL8
+    for (int q = 0; q < MQ; q++)
+        UNROLL8
+        for (int e = 0; e < E; e++) v[q][e] = _mm256_loadu_ps(y + (size_t)q * y_stride + i + 8 * e);
+    const uint16_t *xj = x + i;
+    for (int64_t j = 0; j < rows; j++, xj += stride) {
+        UNROLL8
+        for (int e = 0; e < E; e++) {
+            const __m256 k = load_h8(xj + 8 * e);
+            UNROLL8
+            for (int q = 0; q < MQ; q++)
+                v[q][e] = _mm256_fmadd_ps(_mm256_set1_ps(s[(size_t)q * s_stride + (size_t)j]), k, v[q][e]);
+        }
     }
-    for (; i < n; i++) {
-        float yi = y[i];
-        for (int64_t j = 0; j < rows; j++) yi += s[j] * gq_h2f(x[(size_t)j * stride + i]);
-        y[i] = yi;
+    UNROLL8
+    for (int q = 0; q < MQ; q++)
+        UNROLL8
+        for (int e = 0; e < E; e++) _mm256_storeu_ps(y + (size_t)q * y_stride + i + 8 * e, v[q][e]);
+}
+
+/* All n elements of MQ outputs: 64, 32 or 16 at a time (as MQ allows the
+ * registers), then 8, then one by one. */
+static inline __attribute__((always_inline)) void
+axpy_queries(float *y, size_t y_stride, const float *s, size_t s_stride, const uint16_t *x,
+             size_t stride, int64_t rows, int64_t n, const int MQ)
+{
+    const int E = MQ == 1 ? 8 : MQ == 2 ? 4 : 2;
+    int64_t i = 0;
+    for (; i + 8 * E <= n; i += 8 * E) axpy_tile(y, y_stride, s, s_stride, x, stride, rows, i, MQ, E);
+    for (; i + 8 <= n; i += 8) axpy_tile(y, y_stride, s, s_stride, x, stride, rows, i, MQ, 1);
+    for (int q = 0; q < MQ; q++)
+        for (int64_t t = i; t < n; t++) {
+            float yi = y[(size_t)q * y_stride + (size_t)t];
+            for (int64_t j = 0; j < rows; j++) yi += s[(size_t)q * s_stride + (size_t)j] * gq_h2f(x[(size_t)j * stride + (size_t)t]);
+            y[(size_t)q * y_stride + (size_t)t] = yi;
+        }
+}
+
+static void axpy_f16_rows(float *y, size_t y_stride, const float *s, size_t s_stride, int64_t m,
+                          const uint16_t *x, size_t stride, int64_t rows, int64_t n)
+{
+    for (int64_t q0 = 0; q0 < m; q0 += 6) {
+        float *yq = y + (size_t)q0 * y_stride;
+        const float *sq = s + (size_t)q0 * s_stride;
+        switch (m - q0 < 6 ? m - q0 : 6) {
+        case 1: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 1); break;
+        case 2: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 2); break;
+        case 3: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 3); break;
+        case 4: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 4); break;
+        case 5: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 5); break;
+        default: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 6); break;
+        }
     }
 }
 

@@ -17,21 +17,26 @@ static float dot_f32(const float *a, const float *b, int64_t n)
     return sum;
 }
 
-static void dot_f16_rows(const float *a, const uint16_t *b, size_t stride, int64_t rows, int64_t n,
-                         float *out)
+static void dot_f16_rows(const float *a, size_t a_stride, int64_t m, const uint16_t *b,
+                         size_t stride, int64_t rows, int64_t n, float *out, size_t out_stride)
 {
-    for (int64_t j = 0; j < rows; j++, b += stride) {
-        float sum = 0.0f;
-        for (int64_t i = 0; i < n; i++) sum += a[i] * gq_h2f(b[i]);
-        out[j] = sum;
-    }
+    for (int64_t q = 0; q < m; q++)
+        for (int64_t j = 0; j < rows; j++) {
+            const float *aq = a + (size_t)q * a_stride;
+            const uint16_t *bj = b + (size_t)j * stride;
+            float sum = 0.0f;
+            for (int64_t i = 0; i < n; i++) sum += aq[i] * gq_h2f(bj[i]);
+            out[(size_t)q * out_stride + (size_t)j] = sum;
+        }
 }
 
-static void axpy_f16_rows(float *y, const float *s, const uint16_t *x, size_t stride, int64_t rows,
-                          int64_t n)
+static void axpy_f16_rows(float *y, size_t y_stride, const float *s, size_t s_stride, int64_t m,
+                          const uint16_t *x, size_t stride, int64_t rows, int64_t n)
 {
-    for (int64_t j = 0; j < rows; j++, x += stride)
-        for (int64_t i = 0; i < n; i++) y[i] += s[j] * gq_h2f(x[i]);
+    for (int64_t q = 0; q < m; q++)
+        for (int64_t j = 0; j < rows; j++)
+            for (int64_t i = 0; i < n; i++)
+                y[(size_t)q * y_stride + (size_t)i] += s[(size_t)q * s_stride + (size_t)j] * gq_h2f(x[(size_t)j * stride + (size_t)i]);
 }
 
 static void silu_mul(float *g, const float *u, int64_t n)
@@ -58,25 +63,37 @@ float gguf_vec_dot_f32(const float *a, const float *b, int64_t n)
 float gguf_vec_dot_f16(const float *a, const uint16_t *b, int64_t n)
 {
     float out;
-    kernels()->dot_f16_rows(a, b, 0, 1, n, &out);
+    kernels()->dot_f16_rows(a, 0, 1, b, 0, 1, n, &out, 0);
     return out;
 }
 
 void gguf_vec_dot_f16_rows(const float *a, const uint16_t *b, size_t stride, int64_t rows, int64_t n,
                            float *out)
 {
-    kernels()->dot_f16_rows(a, b, stride, rows, n, out);
+    kernels()->dot_f16_rows(a, 0, 1, b, stride, rows, n, out, 0);
+}
+
+void gguf_vec_dot_f16_rows_m(const float *a, size_t a_stride, int64_t m, const uint16_t *b,
+                             size_t stride, int64_t rows, int64_t n, float *out, size_t out_stride)
+{
+    kernels()->dot_f16_rows(a, a_stride, m, b, stride, rows, n, out, out_stride);
 }
 
 void gguf_vec_axpy_f16(float *y, float s, const uint16_t *x, int64_t n)
 {
-    kernels()->axpy_f16_rows(y, &s, x, 0, 1, n);
+    kernels()->axpy_f16_rows(y, 0, &s, 0, 1, x, 0, 1, n);
 }
 
 void gguf_vec_axpy_f16_rows(float *y, const float *s, const uint16_t *x, size_t stride, int64_t rows,
                             int64_t n)
 {
-    kernels()->axpy_f16_rows(y, s, x, stride, rows, n);
+    kernels()->axpy_f16_rows(y, 0, s, 0, 1, x, stride, rows, n);
+}
+
+void gguf_vec_axpy_f16_rows_m(float *y, size_t y_stride, const float *s, size_t s_stride, int64_t m,
+                              const uint16_t *x, size_t stride, int64_t rows, int64_t n)
+{
+    kernels()->axpy_f16_rows(y, y_stride, s, s_stride, m, x, stride, rows, n);
 }
 
 void gguf_vec_silu_mul(float *g, const float *u, int64_t n)

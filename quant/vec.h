@@ -12,13 +12,14 @@
 
 struct gq_vec_kernels {
     float (*dot_f32)(const float *a, const float *b, int64_t n);
-    /* out[j] = the sum of a[i] * half b[j * stride + i], i < n, j < rows */
-    void (*dot_f16_rows)(const float *a, const uint16_t *b, size_t stride, int64_t rows, int64_t n,
-                         float *out);
-    /* y[i] += s[j] * half x[j * stride + i], i < n, for j = 0 .. rows - 1
-     * in turn */
-    void (*axpy_f16_rows)(float *y, const float *s, const uint16_t *x, size_t stride, int64_t rows,
-                          int64_t n);
+    /* out[q * out_stride + j] = the sum of a[q * a_stride + i] * half
+     * b[j * stride + i], i < n, j < rows, q < m */
+    void (*dot_f16_rows)(const float *a, size_t a_stride, int64_t m, const uint16_t *b, size_t stride,
+                         int64_t rows, int64_t n, float *out, size_t out_stride);
+    /* y[q * y_stride + i] += s[q * s_stride + j] * half x[j * stride + i],
+     * i < n, q < m, for j = 0 .. rows - 1 in turn */
+    void (*axpy_f16_rows)(float *y, size_t y_stride, const float *s, size_t s_stride, int64_t m,
+                          const uint16_t *x, size_t stride, int64_t rows, int64_t n);
     void (*silu_mul)(float *g, const float *u, int64_t n);
 };
 

@@ -631,6 +631,53 @@ static void test_vec_rows(void)
     printf("row forms of dot_f16 and axpy_f16: %d cases, the bits of one call a row\n", checked);
 }
 
+/* The forms of m queries on every level: each query's bits are those of
+ * its own call, for 1 .. 14 queries (chunks of six and the rest) and row
+ * counts of every remainder, with strides wider than a row. */
+static void test_vec_rows_m(void)
+{
+    enum { N = 136, ROWS = 7, STRIDE = N + 3, M = 14, AS = N + 5, OS = ROWS + 2 };
+    static uint16_t x[ROWS * STRIDE];
+    static float a[M * AS], s[M * OS], y0[M * AS], y[M * AS], want_y[AS], out[M * OS], want[ROWS];
+    for (int i = 0; i < ROWS * STRIDE; i++) x[i] = gguf_fp32_to_fp16(rng_gauss() * 4.0f);
+    for (int i = 0; i < M * AS; i++) {
+        a[i] = rng_gauss();
+        y0[i] = rng_gauss();
+    }
+    for (int i = 0; i < M * OS; i++) s[i] = rng_gauss();
+    static const int lengths[] = {0, 5, 8, 16, 29, 64, 128, 136};
+    int checked = 0;
+    for (int l = 0; l < nlevels + 1; l++) {
+        set_level(l < nlevels ? levels[l] : GGUF_SIMD_SCALAR);
+        const char *lv = gguf_simd_name(gguf_simd_get());
+        for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
+            const int n = lengths[li];
+            for (int m = 1; m <= M; m++)
+                for (int rows = 0; rows <= ROWS; rows++) {
+                    gguf_vec_dot_f16_rows_m(a, AS, m, x, STRIDE, rows, n, out, OS);
+                    memcpy(y, y0, sizeof y);
+                    gguf_vec_axpy_f16_rows_m(y, AS, s, OS, m, x, STRIDE, rows, n);
+                    for (int q = 0; q < m; q++) {
+                        gguf_vec_dot_f16_rows(a + q * AS, x, STRIDE, rows, n, want);
+                        CHECK(memcmp(want, out + q * OS, sizeof(float) * (size_t)rows) == 0,
+                              "%s dot_f16_rows_m, %d queries, %d rows of %d: query %d not its own bits", lv, m,
+                              rows, n, q);
+                        memcpy(want_y, y0 + q * AS, sizeof want_y);
+                        gguf_vec_axpy_f16_rows(want_y, s + q * OS, x, STRIDE, rows, n);
+                        CHECK(memcmp(want_y, y + q * AS, sizeof want_y) == 0,
+                              "%s axpy_f16_rows_m, %d queries, %d rows of %d: query %d not its own bits", lv, m,
+                              rows, n, q);
+                    }
+                    /* past the m outputs nothing is written */
+                    CHECK(memcmp(y + m * AS, y0 + m * AS, sizeof(float) * (size_t)(M - m) * AS) == 0,
+                          "%s axpy_f16_rows_m wrote past %d queries", lv, m);
+                    checked++;
+                }
+        }
+    }
+    printf("forms of m queries of dot_f16 and axpy_f16: %d cases, each query's own bits\n", checked);
+}
+
 /* silu(g) * u on every level, the scalar one too, against float64: within
  * 1e-6 relative (1e-30 absolute where exp underflows), over -100 .. 100,
  * zero and a long random row with every tail. */
@@ -728,6 +775,7 @@ int main(int argc, char **argv)
     test_threaded();
     test_vec_dots();
     test_vec_rows();
+    test_vec_rows_m();
     test_vec_silu();
     set_level(gguf_simd_best());
 

@@ -26,7 +26,8 @@ static void *alloc_array(uint64_t n, size_t size)
 /* (Re)allocates the per-thread buffers for n threads. */
 static int alloc_thread_buffers(struct cpu_state *s, int n)
 {
-    float *att = alloc_array((uint64_t)s->n_ctx * (uint64_t)n, sizeof(float));
+    const qwen_config *c = &s->m->config;
+    float *att = alloc_array((uint64_t)s->n_ctx * (c->n_head / c->n_head_kv) * (uint64_t)n, sizeof(float));
     float *rows = alloc_array(qwen_widest_input(&s->m->config) * (uint64_t)n, sizeof(float));
     if (!att || !rows) {
         free(att);

@@ -42,7 +42,7 @@ struct cpu_state {
     float *gate;            /* (n_ff, n_batch) */
     float *up;              /* (n_ff, n_batch) */
     float *rope;            /* (head_dim, n_batch) cos, sin of each pair's angle */
-    float *att;             /* (n_ctx, n_threads) attention weights, per thread */
+    float *att;             /* (n_ctx, heads per KV head, n_threads) attention weights, per thread */
     float *rows;            /* (widest input, n_threads) a dequantized weight row, per thread */
     void *act[CPU_N_ACT];   /* (act_size(widest input), n_batch) a product's quantized
                              * input, per activation type the model's matrices use */

@@ -291,28 +291,37 @@ void cpu_store_kv(struct cpu_state *s, uint32_t l, const qwen_batch *b)
 /* For each entry t of b and query head h: the softmax-weighted sum of the
  * values of positions 0 .. pos[t] of seq[t], weighted by scaled query-key
  * dot products.  Query head h reads KV head h / (n_head / n_head_kv).  The
- * (token, head) pairs are shared among the threads. */
+ * heads that share a KV head go together, so that each key and value row
+ * is read and converted once for all of them (each head's sums have the
+ * bits they have alone); the (token, KV head) pairs are shared among the
+ * threads, or the (token, head) pairs where those are too few to go round. */
 void cpu_attention(struct cpu_state *s, uint32_t l, const qwen_batch *b)
 {
     const qwen_config *c = &s->m->config;
     const uint32_t hd = c->head_dim, group = c->n_head / c->n_head_kv;
     const float scale = 1.0f / sqrtf((float)hd);
-    const int64_t pairs = (int64_t)b->n * c->n_head;
+    /* heads taken together: the group, or one at a time */
+    const uint32_t together = (uint64_t)b->n * c->n_head_kv >= 2 * (uint64_t)s->n_threads ? group : 1;
+    const int64_t items = (int64_t)b->n * (c->n_head / together);
 #pragma omp parallel for schedule(static, 1) num_threads(s->n_threads)
-    for (int64_t th = 0; th < pairs; th++) {
-        const uint32_t t = (uint32_t)(th / c->n_head), h = (uint32_t)(th % c->n_head);
+    for (int64_t it = 0; it < items; it++) {
+        const uint32_t t = (uint32_t)(it / (c->n_head / together));
+        const uint32_t h0 = (uint32_t)(it % (c->n_head / together)) * together;
         const uint16_t *kc = s->k_cache + cache_at(s, l, b->seq[t]);
         const uint16_t *vc = s->v_cache + cache_at(s, l, b->seq[t]);
-        float *att = s->att + (uint64_t)thread_id() * s->n_ctx;
+        float *att = s->att + (uint64_t)thread_id() * s->n_ctx * group;
         const uint32_t len = b->pos[t] + 1; /* causal: positions 0 .. pos */
-        const float *q = s->q + (uint64_t)t * c->n_q + (uint64_t)h * hd;
-        const uint64_t kvoff = (uint64_t)(h / group) * hd;
-        gguf_vec_dot_f16_rows(q, kc + kvoff, c->n_kv, len, hd, att);
-        for (uint32_t j = 0; j < len; j++) att[j] *= scale;
-        softmax(att, len);
-        float *o = s->ao + (uint64_t)t * c->n_q + (uint64_t)h * hd;
-        memset(o, 0, hd * sizeof *o);
-        gguf_vec_axpy_f16_rows(o, att, vc + kvoff, c->n_kv, len, hd);
+        const float *q = s->q + (uint64_t)t * c->n_q + (uint64_t)h0 * hd;
+        const uint64_t kvoff = (uint64_t)(h0 / group) * hd;
+        gguf_vec_dot_f16_rows_m(q, hd, together, kc + kvoff, c->n_kv, len, hd, att, s->n_ctx);
+        for (uint32_t h = 0; h < together; h++) {
+            float *ah = att + (uint64_t)h * s->n_ctx;
+            for (uint32_t j = 0; j < len; j++) ah[j] *= scale;
+            softmax(ah, len);
+        }
+        float *o = s->ao + (uint64_t)t * c->n_q + (uint64_t)h0 * hd;
+        memset(o, 0, (uint64_t)together * hd * sizeof *o);
+        gguf_vec_axpy_f16_rows_m(o, hd, att, s->n_ctx, together, vc + kvoff, c->n_kv, len, hd);
     }
 }
 
