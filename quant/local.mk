@@ -49,8 +49,8 @@ QUANT_INTERNAL_LIBS += quant/libquant_avx2.la
 endif
 if HAVE_AVX512_FLAGS
 noinst_LTLIBRARIES += quant/libquant_avx512.la
-quant_libquant_avx512_la_SOURCES = quant/kernels-avx512.c quant/vkernels.h
-quant_libquant_avx512_la_CFLAGS = $(QUANT_CFLAGS) -mavx512f -mavx512bw -mavx512vl
+quant_libquant_avx512_la_SOURCES = quant/kernels-avx512.c quant/vkernels.h quant/vec-avx512.c
+quant_libquant_avx512_la_CFLAGS = $(QUANT_CFLAGS) -mavx512f -mavx512bw -mavx512vl -mfma -mf16c
 quant_libquant_avx512_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 QUANT_CPPFLAGS += -DGQ_HAVE_AVX512
 gguf_libgguf_la_LIBADD += quant/libquant_avx512.la

@@ -55,6 +55,15 @@ static const struct gq_vec_kernels *kernels(void)
     return &gq_vec_scalar;
 }
 
+/* The kernels of the row forms at the SIMD level in use. */
+static const struct gq_vec_kernels *row_kernels(void)
+{
+#ifdef GQ_HAVE_AVX512
+    if (gguf_simd_get() >= GGUF_SIMD_AVX512) return &gq_vec_avx512;
+#endif
+    return kernels();
+}
+
 float gguf_vec_dot_f32(const float *a, const float *b, int64_t n)
 {
     return kernels()->dot_f32(a, b, n);
@@ -63,37 +72,37 @@ float gguf_vec_dot_f32(const float *a, const float *b, int64_t n)
 float gguf_vec_dot_f16(const float *a, const uint16_t *b, int64_t n)
 {
     float out;
-    kernels()->dot_f16_rows(a, 0, 1, b, 0, 1, n, &out, 0);
+    row_kernels()->dot_f16_rows(a, 0, 1, b, 0, 1, n, &out, 0);
     return out;
 }
 
 void gguf_vec_dot_f16_rows(const float *a, const uint16_t *b, size_t stride, int64_t rows, int64_t n,
                            float *out)
 {
-    kernels()->dot_f16_rows(a, 0, 1, b, stride, rows, n, out, 0);
+    row_kernels()->dot_f16_rows(a, 0, 1, b, stride, rows, n, out, 0);
 }
 
 void gguf_vec_dot_f16_rows_m(const float *a, size_t a_stride, int64_t m, const uint16_t *b,
                              size_t stride, int64_t rows, int64_t n, float *out, size_t out_stride)
 {
-    kernels()->dot_f16_rows(a, a_stride, m, b, stride, rows, n, out, out_stride);
+    row_kernels()->dot_f16_rows(a, a_stride, m, b, stride, rows, n, out, out_stride);
 }
 
 void gguf_vec_axpy_f16(float *y, float s, const uint16_t *x, int64_t n)
 {
-    kernels()->axpy_f16_rows(y, 0, &s, 0, 1, x, 0, 1, n);
+    row_kernels()->axpy_f16_rows(y, 0, &s, 0, 1, x, 0, 1, n);
 }
 
 void gguf_vec_axpy_f16_rows(float *y, const float *s, const uint16_t *x, size_t stride, int64_t rows,
                             int64_t n)
 {
-    kernels()->axpy_f16_rows(y, 0, s, 0, 1, x, stride, rows, n);
+    row_kernels()->axpy_f16_rows(y, 0, s, 0, 1, x, stride, rows, n);
 }
 
 void gguf_vec_axpy_f16_rows_m(float *y, size_t y_stride, const float *s, size_t s_stride, int64_t m,
                               const uint16_t *x, size_t stride, int64_t rows, int64_t n)
 {
-    kernels()->axpy_f16_rows(y, y_stride, s, s_stride, m, x, stride, rows, n);
+    row_kernels()->axpy_f16_rows(y, y_stride, s, s_stride, m, x, stride, rows, n);
 }
 
 void gguf_vec_silu_mul(float *g, const float *u, int64_t n)

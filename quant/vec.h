@@ -28,5 +28,10 @@ extern GQ_HIDDEN const struct gq_vec_kernels gq_vec_scalar;
 /* AVX2, FMA and F16C; the AVX-512 level uses these too. */
 extern GQ_HIDDEN const struct gq_vec_kernels gq_vec_avx2;
 #endif
+#ifdef GQ_HAVE_AVX512
+/* The row forms only (dot_f16_rows, axpy_f16_rows; the others NULL), with
+ * the bits of the AVX2 ones. */
+extern GQ_HIDDEN const struct gq_vec_kernels gq_vec_avx512;
+#endif
 
 #endif /* GGUF_QUANT_VEC_H */

@@ -675,7 +675,34 @@ static void test_vec_rows_m(void)
                 }
         }
     }
-    printf("forms of m queries of dot_f16 and axpy_f16: %d cases, each query's own bits\n", checked);
+    /* the AVX-512 forms have the bits of the AVX2 ones */
+    static float out2[M * OS], y2[M * AS];
+    int have_avx2 = 0, same = 0;
+    for (int l = 0; l < nlevels; l++) have_avx2 |= levels[l] == GGUF_SIMD_AVX2;
+    for (int l = 0; l < nlevels && have_avx2; l++) {
+        if (levels[l] <= GGUF_SIMD_AVX2) continue;
+        for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++)
+            for (int m = 1; m <= M; m += 5) {
+                const int n = lengths[li];
+                memset(out, 0, sizeof out);
+                memset(out2, 0, sizeof out2);
+                set_level(GGUF_SIMD_AVX2);
+                gguf_vec_dot_f16_rows_m(a, AS, m, x, STRIDE, ROWS, n, out2, OS);
+                memcpy(y2, y0, sizeof y2);
+                gguf_vec_axpy_f16_rows_m(y2, AS, s, OS, m, x, STRIDE, ROWS, n);
+                set_level(levels[l]);
+                gguf_vec_dot_f16_rows_m(a, AS, m, x, STRIDE, ROWS, n, out, OS);
+                memcpy(y, y0, sizeof y);
+                gguf_vec_axpy_f16_rows_m(y, AS, s, OS, m, x, STRIDE, ROWS, n);
+                CHECK(memcmp(out, out2, sizeof out) == 0, "%s dot_f16_rows_m, %d queries of %d: not the avx2 bits",
+                      gguf_simd_name(levels[l]), m, n);
+                CHECK(memcmp(y, y2, sizeof y) == 0, "%s axpy_f16_rows_m, %d queries of %d: not the avx2 bits",
+                      gguf_simd_name(levels[l]), m, n);
+                same++;
+            }
+    }
+    printf("forms of m queries of dot_f16 and axpy_f16: %d cases, each query's own bits; %d cases of the "
+           "levels above avx2 with its bits\n", checked, same);
 }
 
 /* silu(g) * u on every level, the scalar one too, against float64: within
