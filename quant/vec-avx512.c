@@ -115,23 +115,6 @@ dot_queries(const float *a, size_t a_stride, const uint16_t *b, size_t stride, i
     for (; j < rows; j++) dot_tile(a, a_stride, b + (size_t)j * stride, stride, n, out + j, out_stride, MQ, 0);
 }
 
-static void dot_f16_rows(const float *a, size_t a_stride, int64_t m, const uint16_t *b,
-                         size_t stride, int64_t rows, int64_t n, float *out, size_t out_stride)
-{
-    for (int64_t q0 = 0; q0 < m; q0 += 6) {
-        const float *aq = a + (size_t)q0 * a_stride;
-        float *oq = out + (size_t)q0 * out_stride;
-        switch (m - q0 < 6 ? m - q0 : 6) {
-        case 1: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 1); break;
-        case 2: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 2); break;
-        case 3: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 3); break;
-        case 4: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 4); break;
-        case 5: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 5); break;
-        default: dot_queries(aq, a_stride, b, stride, rows, n, oq, out_stride, 6); break;
-        }
-    }
-}
-
 /* Elements i .. i + 16 E - 1 of the MQ outputs y + q * y_stride, held in
  * registers across all the rows. */
 static inline __attribute__((always_inline)) void
@@ -188,22 +171,7 @@ axpy_queries(float *y, size_t y_stride, const float *s, size_t s_stride, const u
         }
 }
 
-static void axpy_f16_rows(float *y, size_t y_stride, const float *s, size_t s_stride, int64_t m,
-                          const uint16_t *x, size_t stride, int64_t rows, int64_t n)
-{
-    for (int64_t q0 = 0; q0 < m; q0 += 6) {
-        float *yq = y + (size_t)q0 * y_stride;
-        const float *sq = s + (size_t)q0 * s_stride;
-        switch (m - q0 < 6 ? m - q0 : 6) {
-        case 1: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 1); break;
-        case 2: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 2); break;
-        case 3: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 3); break;
-        case 4: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 4); break;
-        case 5: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 5); break;
-        default: axpy_queries(yq, y_stride, sq, s_stride, x, stride, rows, n, 6); break;
-        }
-    }
-}
+#include "quant/vec-rows.h"
 
 /* The other vector kernels are the AVX2 ones (vec.c takes those). */
 const struct gq_vec_kernels gq_vec_avx512 = {NULL, dot_f16_rows, axpy_f16_rows, NULL};
