@@ -464,9 +464,9 @@ struct tblock {
     uint8_t hi[TR][256], lo[TR][256];
 };
 
-/* Tiles 0, 1: hi and lo of 16 rows, 64 quants, 2: a panel's activations
- * for them; 3, 4, 5: the same for the next 64; 6, 7: the sums of hi and
- * lo. */
+/* Q4_K, Q5_K: tiles 0, 1: hi and lo of 16 rows, 64 quants, 2: a panel's
+ * activations for them; 3, 4, 5: the same for the next 64; 6, 7: the sums
+ * of hi and lo.  Q6_K uses them as block_gemm() says. */
 static const struct tile_config tile_config_block __attribute__((aligned(64))) = {
     .palette = 1,
     .colsb = {64, 64, 64, 64, 64, 64, 64, 64},
@@ -517,15 +517,15 @@ static inline void store_run(float *out, size_t out_stride, int64_t c0, int cols
     }
 }
 
-/* Q6_K with the tiles.  Its scales are signed bytes, so the scaled quants
- * of block_gemm() do not fit the tiles' unsigned operand.  Here the weights
+/* Q6_K with the tiles.  Its scales are signed bytes, so quants scaled as
+ * split_scales() scales Q4_K's do not fit the tiles' unsigned operand.  Here the weights
  * are the signed one (tdpbssd, signed activations as they are packed): a
  * scale sc is written in balanced base-8 digits, sc = D0 + 8 D1 + 64 D2
  * with each D in [-3, 4] (every byte has such a form), and the quants of
  * a sub-block enter three products as (q - 32) D_j, in [-128, 124]; the
  * block's integer is then P0 + 8 P1 + 64 P2, that of the scalar kernel,
  * and takes its float step as there.  Three products a block rather than
- * block_gemm()'s two, but no sums of the activations and a shorter drain. */
+ * Q4_K's two, but no sums of the activations and a shorter drain. */
 struct t6block {
     int8_t w[3][TR][256]; /* [digit][row][quant] */
 };
