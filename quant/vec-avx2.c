@@ -9,6 +9,7 @@
 
 #include "quant/half.h"
 #include "quant/vec.h"
+#include "quant/vec-rows.h"
 
 /* The sum of the 8 lanes of v. */
 static inline float hsum(__m256 v)
@@ -71,9 +72,7 @@ dot_tile(const float *a, size_t a_stride, const uint16_t *b, size_t stride, int6
         const float *aq = a + (size_t)q * a_stride;
         for (int r = 0; r < R; r++) {
             const uint16_t *br = b + (size_t)r * stride;
-            float sum = hsum(acc[r][q]);
-            for (int64_t t = i; t < n; t++) sum += aq[t] * gq_h2f(br[t]);
-            out[(size_t)q * out_stride + (size_t)r] = sum;
+            out[(size_t)q * out_stride + (size_t)r] = dot_tail(hsum(acc[r][q]), aq, br, i, n);
         }
     }
 }
@@ -132,15 +131,8 @@ axpy_queries(float *y, size_t y_stride, const float *s, size_t s_stride, const u
     int64_t i = 0;
     for (; i + 8 * E <= n; i += 8 * E) axpy_tile(y, y_stride, s, s_stride, x, stride, rows, i, MQ, E);
     for (; i + 8 <= n; i += 8) axpy_tile(y, y_stride, s, s_stride, x, stride, rows, i, MQ, 1);
-    for (int q = 0; q < MQ; q++)
-        for (int64_t t = i; t < n; t++) {
-            float yi = y[(size_t)q * y_stride + (size_t)t];
-            for (int64_t j = 0; j < rows; j++) yi += s[(size_t)q * s_stride + (size_t)j] * gq_h2f(x[(size_t)j * stride + (size_t)t]);
-            y[(size_t)q * y_stride + (size_t)t] = yi;
-        }
+    axpy_tail(y, y_stride, s, s_stride, x, stride, rows, i, n, MQ);
 }
-
-#include "quant/vec-rows.h"
 
 /* exp(x) of 8 floats: x = k ln2 + r, |r| <= ln2 / 2 (ln2 in two parts, so
  * that r is exact), exp(r) by its Taylor polynomial to r^7 / 7! (relative

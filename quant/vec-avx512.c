@@ -17,6 +17,7 @@
 
 #include "quant/half.h"
 #include "quant/vec.h"
+#include "quant/vec-rows.h"
 
 #define UNROLL8 _Pragma("GCC unroll 8")
 
@@ -91,9 +92,7 @@ dot_tile(const float *a, size_t a_stride, const uint16_t *b, size_t stride, int6
         const float *aq = a + (size_t)q * a_stride;
         for (int r = 0; r < R; r++) {
             const uint16_t *br = b + (size_t)r * stride;
-            float sum = sums[r][q];
-            for (int64_t t = i0; t < n; t++) sum += aq[t] * gq_h2f(br[t]);
-            out[(size_t)q * out_stride + (size_t)r] = sum;
+            out[(size_t)q * out_stride + (size_t)r] = dot_tail(sums[r][q], aq, br, i0, n);
         }
     }
 }
@@ -162,16 +161,8 @@ axpy_queries(float *y, size_t y_stride, const float *s, size_t s_stride, const u
                                     _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)xj)), v);
             _mm256_storeu_ps(yq, v);
         }
-    for (int q = 0; q < MQ; q++)
-        for (int64_t t = i; t < n; t++) {
-            float yi = y[(size_t)q * y_stride + (size_t)t];
-            for (int64_t j = 0; j < rows; j++)
-                yi += s[(size_t)q * s_stride + (size_t)j] * gq_h2f(x[(size_t)j * stride + (size_t)t]);
-            y[(size_t)q * y_stride + (size_t)t] = yi;
-        }
+    axpy_tail(y, y_stride, s, s_stride, x, stride, rows, i, n, MQ);
 }
-
-#include "quant/vec-rows.h"
 
 /* The other vector kernels are the AVX2 ones (vec.c takes those). */
 const struct gq_vec_kernels gq_vec_avx512 = {NULL, dot_f16_rows, axpy_f16_rows, NULL};

@@ -1,16 +1,47 @@
 /*
- * vec-rows.h -- the entry points of the row forms of the F16 dot product
- * and multiply-add (vec.h) over the kernels of a SIMD level, for the file
- * that includes it: that file defines, for MQ = 1 .. 6 queries (a
- * constant once inlined),
+ * vec-rows.h -- what the SIMD levels' row forms of the F16 dot product and
+ * multiply-add (vec.h) share, for the file that includes it (after
+ * quant/half.h): the element-by-element tails, which must be the same on
+ * every level for the same bits, and the entry points.  That file
+ * defines, for MQ = 1 .. 6 queries (a constant once inlined),
  *
  *   dot_queries(a, a_stride, b, stride, rows, n, out, out_stride, MQ)
  *   axpy_queries(y, y_stride, s, s_stride, x, stride, rows, n, MQ)
  *
- * and these take the queries six at a time, then the rest.
+ * and the entry points take the queries six at a time, then the rest.
  */
 #ifndef GGUF_QUANT_VEC_ROWS_H
 #define GGUF_QUANT_VEC_ROWS_H
+
+/* sum, the vector part of a dot product, plus a[t] * half b[t] for t = i
+ * .. n - 1 in turn. */
+static inline float dot_tail(float sum, const float *a, const uint16_t *b, int64_t i, int64_t n)
+{
+    for (int64_t t = i; t < n; t++) sum += a[t] * gq_h2f(b[t]);
+    return sum;
+}
+
+/* Elements i .. n - 1 of the MQ outputs y + q * y_stride, one by one, the
+ * rows in turn. */
+static inline void axpy_tail(float *y, size_t y_stride, const float *s, size_t s_stride,
+                             const uint16_t *x, size_t stride, int64_t rows, int64_t i, int64_t n,
+                             int MQ)
+{
+    for (int q = 0; q < MQ; q++)
+        for (int64_t t = i; t < n; t++) {
+            float yi = y[(size_t)q * y_stride + (size_t)t];
+            for (int64_t j = 0; j < rows; j++)
+                yi += s[(size_t)q * s_stride + (size_t)j] * gq_h2f(x[(size_t)j * stride + (size_t)t]);
+            y[(size_t)q * y_stride + (size_t)t] = yi;
+        }
+}
+
+static inline __attribute__((always_inline)) void
+dot_queries(const float *a, size_t a_stride, const uint16_t *b, size_t stride, int64_t rows,
+            int64_t n, float *out, size_t out_stride, const int MQ);
+static inline __attribute__((always_inline)) void
+axpy_queries(float *y, size_t y_stride, const float *s, size_t s_stride, const uint16_t *x,
+             size_t stride, int64_t rows, int64_t n, const int MQ);
 
 /* CALL(MQ) for MQ = the count, 1 .. 6, as a constant */
 #define VEC_ROWS_BY_COUNT(count, CALL)                                                           \
