@@ -452,6 +452,76 @@ GGUF_API uint64_t gguf_header_size(const gguf_file *f);
 GGUF_API const void *gguf_header_bytes(const gguf_file *f);
 
 /* ------------------------------------------------------------------------ */
+/* Split sets                                                                */
+/*
+ * Large models ship as split sets: files PREFIX-00001-of-0000N.gguf ..
+ * PREFIX-0000N-of-0000N.gguf (the names of llama.cpp's gguf-split and of
+ * the gguf Python package, numbered from 1), each a whole GGUF file with
+ * some of the tensors and the keys split.no (UINT16, the shard's number
+ * from 0), split.count (UINT16, N) and split.tensors.count (INT32, the
+ * tensors of the whole set); the model's metadata is in the first shard,
+ * the others carry only the split keys.  A gguf_split opens a set as one
+ * model: a plain file (no split.count, or 1) is a set of one shard.
+ */
+typedef struct gguf_split gguf_split;
+
+/* The most shards a set can have (split.count is 16 bits). */
+#define GGUF_SPLIT_MAX 65535u
+
+/* Opens the set that the file at `path` belongs to (any of its shards),
+ * each shard with gguf_open(..., flags, ...).  The others are found by
+ * name, next to `path`; every shard must be there with split.count as the
+ * first says, split.no as its name says and the same split.tensors.count,
+ * which must be the number of tensors in all shards; no tensor name may be
+ * in two shards; no file may be named as a shard past the last (-00004-of-
+ * 00003).  A shard of a set read from standard input or gzip-compressed
+ * cannot lead to the others: an error (open it alone with gguf_open()).
+ * Errors name the file, the key or tensor and its byte offset: a missing
+ * shard is GGUF_E_IO with sys_errno ENOENT, the others GGUF_E_FORMAT,
+ * besides those of gguf_open().  *out is NULL on failure. */
+GGUF_API int gguf_split_open(gguf_split **out, const char *path, unsigned flags, gguf_error *err);
+
+/* A set of one shard: the open file f, taken over (closed by
+ * gguf_split_close(), or here on failure), whatever split keys it has: a
+ * shard looked at alone, or a file read from standard input.  Its path is
+ * gguf_name(f).  GGUF_E_NOMEM, GGUF_E_INVALID (NULL f or out). */
+GGUF_API int gguf_split_adopt(gguf_split **out, gguf_file *f, gguf_error *err);
+
+/* Closes every shard.  NULL is allowed. */
+GGUF_API void gguf_split_close(gguf_split *s);
+
+/* The number of shards (1 for a plain file). */
+GGUF_API uint32_t gguf_split_count(const gguf_split *s);
+
+/* Shard i (0-based, split.no order) and its path, or NULL when i is out of
+ * range; shard 0 holds the model's metadata.  Borrowed: valid until
+ * gguf_split_close(). */
+GGUF_API gguf_file *gguf_split_shard(const gguf_split *s, uint32_t i);
+GGUF_API const char *gguf_split_path(const gguf_split *s, uint32_t i);
+
+/* The tensors of all shards, shard after shard: tensor i of the set (and
+ * in *shard, when not NULL, the shard that holds it: its offsets and data
+ * are that file's), or NULL when i is out of range. */
+GGUF_API uint64_t gguf_split_tensor_count(const gguf_split *s);
+GGUF_API const gguf_tensor *gguf_split_tensor_at(const gguf_split *s, uint64_t i, uint32_t *shard);
+
+/* The tensor named `name` in any shard, and its shard in *shard, or NULL.
+ * Constant time. */
+GGUF_API const gguf_tensor *gguf_split_tensor_find(const gguf_split *s, const char *name,
+                                                   uint32_t *shard);
+
+/* The name of shard `no` (from 0) of a set of `count` with prefix `prefix`:
+ * "PREFIX-%05u-of-%05u.gguf" with no + 1, as snprintf() writes it into
+ * buf of size bytes; returns the length it has (or would have), or -1 when
+ * count is 0 or above GGUF_SPLIT_MAX or no >= count. */
+GGUF_API int gguf_split_name(char *buf, size_t size, const char *prefix, uint32_t no, uint32_t count);
+
+/* When `path` is named as a shard (...-NNNNN-of-MMMMM.gguf, 1 <= NNNNN <=
+ * MMMMM), the length of its prefix, with its number from 0 in *no and the
+ * count in *count (each may be NULL); else 0. */
+GGUF_API size_t gguf_split_prefix(const char *path, uint32_t *no, uint32_t *count);
+
+/* ------------------------------------------------------------------------ */
 /* Writing                                                                   */
 
 typedef struct gguf_writer gguf_writer;

@@ -9,7 +9,8 @@ gguf_libgguf_la_SOURCES = \
 	gguf/source.c \
 	gguf/read.c \
 	gguf/write.c \
-	gguf/hash.c
+	gguf/hash.c \
+	gguf/split.c
 
 gguf_libgguf_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 gguf_libgguf_la_CPPFLAGS = $(AM_CPPFLAGS) -DGGUF_BUILDING_LIBRARY

@@ -160,6 +160,49 @@ static int read_hparam(const gguf_file *f, const qwen_arch *a, int i, const doub
     return GGUF_OK;
 }
 
+/* Where a model's tensors are: one file, or the shards of a split set
+ * (set not NULL; f is then its first shard, which holds the metadata). */
+struct src {
+    const gguf_file *f;
+    const gguf_split *set;
+};
+
+/* Tensor `name`, and its index over all the tensors in *index (when not
+ * NULL), or NULL. */
+static const gguf_tensor *src_find(const struct src *x, const char *name, uint64_t *index)
+{
+    if (!x->set) {
+        const gguf_tensor *t = gguf_tensor_find(x->f, name);
+        if (t && index) *index = gguf_tensor_index(x->f, t);
+        return t;
+    }
+    uint32_t sh;
+    const gguf_tensor *t = gguf_split_tensor_find(x->set, name, &sh);
+    if (t && index) {
+        *index = gguf_tensor_index(gguf_split_shard(x->set, sh), t);
+        for (uint32_t i = 0; i < sh; i++) *index += gguf_tensor_count(gguf_split_shard(x->set, i));
+    }
+    return t;
+}
+
+static uint64_t src_count(const struct src *x)
+{
+    return x->set ? gguf_split_tensor_count(x->set) : gguf_tensor_count(x->f);
+}
+
+/* Tensor i over all, and the name of its file. */
+static const gguf_tensor *src_at(const struct src *x, uint64_t i, const char **file)
+{
+    if (!x->set) {
+        *file = gguf_name(x->f);
+        return gguf_tensor_at(x->f, i);
+    }
+    uint32_t sh = 0;
+    const gguf_tensor *t = gguf_split_tensor_at(x->set, i, &sh);
+    *file = gguf_name(gguf_split_shard(x->set, sh));
+    return t;
+}
+
 /* The hyperparameters of architecture a, the vocabulary size from
  * token_embd.weight and its agreement with the tokenizer's.  Each key is
  * checked on its own; a rule that relates keys runs only when they were
@@ -167,9 +210,10 @@ static int read_hparam(const gguf_file *f, const qwen_arch *a, int i, const doub
  * first problem; *dims_ok (when not NULL) tells whether the tensor
  * dimensions and the layer count were read, so that the tensors can be
  * checked even when, say, the rope base was refused. */
-static int check_config(const gguf_file *f, const qwen_arch *a, qwen_config *cfg, qwen_check *c,
+static int check_config(const struct src *x, const qwen_arch *a, qwen_config *cfg, qwen_check *c,
                         int *dims_ok)
 {
+    const gguf_file *f = x->f;
     memset(cfg, 0, sizeof *cfg);
     cfg->arch = a;
     if (dims_ok) *dims_ok = 0;
@@ -260,7 +304,7 @@ static int check_config(const gguf_file *f, const qwen_arch *a, qwen_config *cfg
 
     /* n_vocab: the rows of token_embd.weight. */
     if (!ok[QWEN_HP_EMBD]) return st;
-    const gguf_tensor *te = gguf_tensor_find(f, "token_embd.weight");
+    const gguf_tensor *te = src_find(x, "token_embd.weight", NULL);
     if (!te)
         return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOT_FOUND, UINT64_MAX,
                                "%s: tensor 'token_embd.weight' is missing", name);
@@ -295,7 +339,8 @@ int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err)
     qwen_check c = QWEN_CHECK_FIRST(err);
     const qwen_arch *a;
     if (check_arch(f, NULL, &a, &c)) return c.status;
-    return check_config(f, a, cfg, &c, NULL) ? c.status : GGUF_OK;
+    const struct src x = {f, NULL};
+    return check_config(&x, a, cfg, &c, NULL) ? c.status : GGUF_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -305,17 +350,19 @@ int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err)
  * in used[] (when not NULL).  When base is not NULL, binds it there (a
  * qwen_layer or the qwen_weights), which needs its data in memory.
  * Returns GGUF_OK (an absent optional tensor too) or the problem's status. */
-static int check_tensor(const gguf_file *f, const qwen_tensor_rule *r, const char *name,
+static int check_tensor(const struct src *x, const qwen_tensor_rule *r, const char *name,
                         const uint64_t *dim, void *base, unsigned char *used, qwen_check *c)
 {
-    const char *file = gguf_name(f);
-    const gguf_tensor *t = gguf_tensor_find(f, name);
+    uint64_t index = 0;
+    const gguf_tensor *t = src_find(x, name, &index);
     if (!t) {
         if (r->flags & QWEN_T_OPTIONAL) return GGUF_OK;
         return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOT_FOUND, UINT64_MAX,
-                               "%s: tensor '%s' is missing", file, name);
+                               "%s: tensor '%s' is missing", gguf_name(x->f), name);
     }
-    if (used) used[gguf_tensor_index(f, t)] = 1;
+    const char *file;
+    src_at(x, index, &file); /* the file that holds it, for messages */
+    if (used) used[index] = 1;
     uint32_t n = r->ne[1] == QWEN_DIM_NONE ? 1 : 2;
     uint64_t want[2] = {dim[r->ne[0]], n == 2 ? dim[r->ne[1]] : 0};
     if (t->n_dims != n || t->ne[0] != want[0] || (n == 2 && t->ne[1] != want[1])) {
@@ -367,7 +414,7 @@ static int check_tensor(const gguf_file *f, const qwen_tensor_rule *r, const cha
 /* Checks every tensor of the model whose configuration is cfg, in table
  * order, the global ones first; with w (whose layers hold cfg->n_layer
  * entries), binds them.  Returns GGUF_OK or the first problem's status. */
-static int check_tensors(const gguf_file *f, const qwen_config *cfg, qwen_weights *w,
+static int check_tensors(const struct src *x, const qwen_config *cfg, qwen_weights *w,
                          unsigned char *used, qwen_check *c)
 {
     const uint64_t dim[QWEN_DIM_COUNT] = {
@@ -378,7 +425,7 @@ static int check_tensors(const gguf_file *f, const qwen_config *cfg, qwen_weight
     int st = GGUF_OK, r;
     for (size_t i = 0; i < a->n_tensors && !c->done; i++) {
         const qwen_tensor_rule *t = &a->tensors[i];
-        if (!(t->flags & QWEN_T_LAYER) && (r = check_tensor(f, t, t->name, dim, w, used, c)) && !st)
+        if (!(t->flags & QWEN_T_LAYER) && (r = check_tensor(x, t, t->name, dim, w, used, c)) && !st)
             st = r;
     }
     for (uint32_t l = 0; l < cfg->n_layer && !c->done; l++) {
@@ -387,7 +434,7 @@ static int check_tensors(const gguf_file *f, const qwen_config *cfg, qwen_weight
             if (!(t->flags & QWEN_T_LAYER)) continue;
             char name[64];
             snprintf(name, sizeof name, t->name, (unsigned)l);
-            if ((r = check_tensor(f, t, name, dim, w ? &w->layers[l] : NULL, used, c)) && !st)
+            if ((r = check_tensor(x, t, name, dim, w ? &w->layers[l] : NULL, used, c)) && !st)
                 st = r;
         }
     }
@@ -400,86 +447,106 @@ static int check_tensors(const gguf_file *f, const qwen_config *cfg, qwen_weight
 
 /* A note naming the first tensor that no rule of architecture a used, when
  * there is one. */
-static void note_unused(const gguf_file *f, const qwen_arch *a, const unsigned char *used,
+static void note_unused(const struct src *x, const qwen_arch *a, const unsigned char *used,
                         qwen_check *c)
 {
-    uint64_t n = gguf_tensor_count(f), unused = 0, first = 0;
+    uint64_t n = src_count(x), unused = 0, first = 0;
     for (uint64_t i = 0; i < n; i++)
         if (!used[i] && unused++ == 0) first = i;
     if (!unused) return;
-    const gguf_tensor *t = gguf_tensor_at(f, first);
+    const char *file;
+    const gguf_tensor *t = src_at(x, first, &file);
     char buf[160], more[64] = "";
     if (unused == 2) snprintf(more, sizeof more, " (nor is one other)");
     else if (unused > 2) snprintf(more, sizeof more, " (nor are %" PRIu64 " others)", unused - 1);
     qwen_check_fail(c, QWEN_LLAMA_NOTE, GGUF_OK, t->info_offset,
                     "%s: tensor %" PRIu64 " '%s' is not part of the %s architecture%s; "
-                    "llama.cpp refuses files with tensors it does not use", gguf_name(f), first,
+                    "llama.cpp refuses files with tensors it does not use", file,
+                    first,
                     escape(buf, sizeof buf, t->name), a->name, more);
 }
 
 /* The tensor data is read in place in host byte order. */
-static int check_byte_order(const gguf_file *f, qwen_check *c)
+static int check_byte_order(const struct src *x, qwen_check *c)
 {
-    if (gguf_byte_order(f) == GGUF_LITTLE_ENDIAN) return GGUF_OK;
-    return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, UINT64_MAX,
-                           "%s: big-endian model files are not supported", gguf_name(f));
+    const uint32_t n = x->set ? gguf_split_count(x->set) : 1;
+    for (uint32_t i = 0; i < n; i++) {
+        const gguf_file *f = x->set ? gguf_split_shard(x->set, i) : x->f;
+        if (gguf_byte_order(f) != GGUF_LITTLE_ENDIAN)
+            return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_UNSUPPORTED, UINT64_MAX,
+                                   "%s: big-endian model files are not supported", gguf_name(f));
+    }
+    return GGUF_OK;
 }
 
-int qwen_model_check(const gguf_file *f, const char *arch, qwen_check *c)
+static int model_check(const struct src *x, const char *arch, qwen_check *c)
 {
-    if (!f || !c) return GGUF_E_INVALID;
-    check_byte_order(f, c);
+    const gguf_file *f = x->f;
+    check_byte_order(x, c);
     /* Another architecture: its keys and tensors are not these. */
     const qwen_arch *a;
     if (c->done || check_arch(f, arch, &a, c) || c->done) return c->status;
     qwen_config cfg;
     int dims_ok;
-    check_config(f, a, &cfg, c, &dims_ok);
+    check_config(x, a, &cfg, c, &dims_ok);
     if (dims_ok && !c->done) {
-        uint64_t n = gguf_tensor_count(f);
+        uint64_t n = src_count(x);
         unsigned char *used = calloc((size_t)(n ? n : 1), 1);
         if (!used)
             return qwen_check_fail(c, QWEN_PROBLEM, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory",
                                    gguf_name(f));
-        check_tensors(f, &cfg, NULL, used, c);
+        check_tensors(x, &cfg, NULL, used, c);
         /* Only a walk that ended has seen every tensor it would use. */
-        if (!c->done) note_unused(f, a, used, c);
+        if (!c->done) note_unused(x, a, used, c);
         free(used);
     }
     if (!c->done) qwen_tokenizer_check(f, c);
     return c->status;
 }
 
+int qwen_model_check(const gguf_file *f, const char *arch, qwen_check *c)
+{
+    if (!f || !c) return GGUF_E_INVALID;
+    const struct src x = {f, NULL};
+    return model_check(&x, arch, c);
+}
+
 int qwen_model_open(qwen_model **out, const char *path, gguf_error *err)
 {
     if (!out || !path) return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_model_open: NULL argument");
     *out = NULL;
-    gguf_file *f;
-    int st = gguf_open(&f, path, NULL, 0, err);
+    gguf_split *set;
+    int st = gguf_split_open(&set, path, 0, err);
     if (st) return st;
     /* The weights are used in place, in the mapping: a stream (a pipe, or
      * gzip, which is decompressed as a stream even from a regular file)
      * has no mapping.  Said here, once, rather than at the first tensor. */
-    int mode = gguf_input_mode(f);
-    if (mode == GGUF_INPUT_STREAM || mode == GGUF_INPUT_GZIP) {
-        st = qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
-                       "%s: the model must be a regular, uncompressed file, which is "
-                       "memory-mapped; this is %s", gguf_name(f),
-                       mode == GGUF_INPUT_GZIP ? "gzip-compressed (gunzip it first)"
-                                               : "a pipe or other stream");
-        gguf_close(f);
-        return st;
+    for (uint32_t i = 0; i < gguf_split_count(set); i++) {
+        const gguf_file *f = gguf_split_shard(set, i);
+        int mode = gguf_input_mode(f);
+        if (mode == GGUF_INPUT_STREAM || mode == GGUF_INPUT_GZIP) {
+            st = qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
+                           "%s: the model must be a regular, uncompressed file, which is "
+                           "memory-mapped; this is %s", gguf_name(f),
+                           mode == GGUF_INPUT_GZIP ? "gzip-compressed (gunzip it first)"
+                                                   : "a pipe or other stream");
+            gguf_split_close(set);
+            return st;
+        }
     }
     qwen_model *m = calloc(1, sizeof *m);
     if (!m) {
-        gguf_close(f);
+        gguf_split_close(set);
         return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", path);
     }
-    m->file = f;
+    m->set = set;
+    m->file = gguf_split_shard(set, 0);
+    const struct src x = {m->file, gguf_split_count(set) > 1 ? set : NULL};
+    gguf_file *f = m->file;
     qwen_check c = QWEN_CHECK_FIRST(err);
     const qwen_arch *a;
-    if (check_byte_order(f, &c) || check_arch(f, NULL, &a, &c) ||
-        check_config(f, a, &m->config, &c, NULL)) {
+    if (check_byte_order(&x, &c) || check_arch(f, NULL, &a, &c) ||
+        check_config(&x, a, &m->config, &c, NULL)) {
         st = c.status;
         goto fail;
     }
@@ -489,7 +556,7 @@ int qwen_model_open(qwen_model **out, const char *path, gguf_error *err)
         st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(f));
         goto fail;
     }
-    if ((st = check_tensors(f, &m->config, &m->weights, NULL, &c))) goto fail;
+    if ((st = check_tensors(&x, &m->config, &m->weights, NULL, &c))) goto fail;
     *out = m;
     return GGUF_OK;
 fail:
@@ -501,7 +568,7 @@ void qwen_model_close(qwen_model *m)
 {
     if (!m) return;
     free(m->weights.layers);
-    gguf_close(m->file);
+    gguf_split_close(m->set);
     free(m);
 }
 

@@ -104,7 +104,8 @@ typedef struct qwen_weights {
 } qwen_weights;
 
 typedef struct qwen_model {
-    gguf_file *file;         /* owns the mapping every weight points into */
+    gguf_split *set;         /* owns the mappings every weight points into */
+    gguf_file *file;         /* its first shard (the only one of a plain file): the metadata */
     qwen_config config;
     qwen_weights weights;
 } qwen_model;
@@ -145,7 +146,8 @@ int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err);
  * qwen_tokenizer_load); GGUF_E_NOMEM; GGUF_E_INVALID for NULL arguments. */
 int qwen_model_check(const gguf_file *f, const char *arch, qwen_check *c);
 
-/* Opens the GGUF file at `path` (memory-mapped), reads its configuration
+/* Opens the GGUF file at `path` (memory-mapped), or the split set it is a
+ * shard of (gguf_split_open(): each shard mapped), reads its configuration
  * and binds every weight by name.
  *
  * Required tensors: those of the architecture's table (arch.c):
@@ -158,7 +160,7 @@ int qwen_model_check(const gguf_file *f, const char *arch, qwen_check *c);
  * aligned in the file.
  *
  * Returns GGUF_OK and stores the model in *out (free it with
- * qwen_model_close), or: the statuses of gguf_open() and
+ * qwen_model_close), or: the statuses of gguf_split_open() and
  * qwen_config_read(); GGUF_E_NOT_FOUND for a missing tensor;
  * GGUF_E_FORMAT for a tensor of the wrong shape or (norms, biases) type;
  * GGUF_E_UNSUPPORTED for a matrix type that cannot be computed, a

@@ -21,6 +21,16 @@ tests_test_read_SOURCES = tests/test-read.c tests/testutil.h tests/bytes.h
 tests_test_read_LDADD = gguf/libgguf.la
 TESTS += tests/test-read
 
+# --- split sets (gguf_split_*) ---
+check_PROGRAMS += tests/test-split
+tests_test_split_SOURCES = tests/test-split.c tests/testutil.h
+tests_test_split_LDADD = gguf/libgguf.la
+TESTS += tests/test-split
+check_PROGRAMS += tests/split-file
+tests_split_file_LDADD = gguf/libgguf.la
+TESTS += tests/test-split-tools.sh
+EXTRA_DIST += tests/test-split-tools.sh
+
 # --- the memory bound and size limit of parsing (gguf.h) ---
 check_PROGRAMS += tests/test-meta-memory
 tests_test_meta_memory_SOURCES = tests/test-meta-memory.c tests/testutil.h

@@ -41,6 +41,7 @@ struct options {
     struct values_req *values;  /* --values TENSOR[:N]..., in command-line order */
     size_t n_values;
     int stats;                  /* --stats */
+    int shard;                  /* --shard: each file alone, not its split set */
 };
 
 /* Renderings of a value: the text view, JSON, and -k's raw lines. */
@@ -75,6 +76,9 @@ static void usage(void)
         "      --stats           print min, max, mean and RMS of each tensor (matching\n"
         "                        --tensors), over all its elements, dequantized;\n"
         "                        NaN and infinities are counted, not included\n"
+        "      --shard           show each FILE alone, also when it is a shard of a\n"
+        "                        split set (by default a shard's whole set is shown\n"
+        "                        as one model)\n"
         "  -h, --help            show this help and exit\n"
         "  -V, --version         show the version and exit\n"
         "\n"
@@ -291,13 +295,15 @@ struct summary {
     gguf_str arch;              /* general.architecture, or {NULL, 0} */
 };
 
-/* Fills s from all tensors of f and its general.* keys. */
-static void compute_summary(const gguf_file *f, struct summary *s)
+/* Fills s from all tensors of the set and the general.* keys of its first
+ * shard. */
+static void compute_summary(const gguf_split *set, struct summary *s)
 {
     memset(s, 0, sizeof *s);
-    uint64_t n = gguf_tensor_count(f);
+    const gguf_file *f = gguf_split_shard(set, 0);
+    uint64_t n = gguf_split_tensor_count(set);
     for (uint64_t i = 0; i < n; i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
+        const gguf_tensor *t = gguf_split_tensor_at(set, i, NULL);
         if (!t) continue;
         struct type_stat *st = &s->by_type[t->type < GGUF_T_COUNT ? t->type : GGUF_T_COUNT];
         st->tensors++;
@@ -363,10 +369,19 @@ static void put_human_bytes(uint64_t n)
 }
 
 /* The header line: "FILE: GGUF v3, little-endian, ...". */
-static void text_header(const gguf_file *f)
+/* The bytes of all the shards of a set. */
+static uint64_t set_size(const gguf_split *set)
 {
-    const char *name = gguf_name(f);
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < gguf_split_count(set); i++) n += gguf_file_size(gguf_split_shard(set, i));
+    return n;
+}
+
+/* The first line of the text view of one file. */
+static void text_header_file(const gguf_file *f)
+{
     uint64_t nkv = gguf_kv_count(f), nt = gguf_tensor_count(f);
+    const char *name = gguf_name(f);
     cli_out_text_str(out, name, strlen(name), 0);
     cli_out_printf(out,
                    ": GGUF v%u, %s-endian, %llu key/value pair%s, %llu tensor%s, alignment %u, "
@@ -375,6 +390,58 @@ static void text_header(const gguf_file *f)
                    (unsigned long long)nkv, nkv == 1 ? "" : "s", (unsigned long long)nt,
                    nt == 1 ? "" : "s", gguf_alignment(f), (unsigned long long)gguf_data_offset(f),
                    (unsigned long long)gguf_file_size(f));
+}
+
+/* That of a set: for a split set of several shards, a line for the set
+ * and one for each shard. */
+static void text_header(const gguf_split *set, const char *path)
+{
+    const gguf_file *f = gguf_split_shard(set, 0);
+    const uint32_t ns = gguf_split_count(set);
+    uint64_t nkv = gguf_kv_count(f), nt = gguf_split_tensor_count(set);
+    if (ns == 1) {
+        text_header_file(f);
+        return;
+    }
+    cli_out_text_str(out, path, strlen(path), 0);
+    cli_out_printf(out,
+                   ": split set of %u shards, GGUF v%u, %s-endian, %llu key/value pair%s (first "
+                   "shard), %llu tensor%s, size %llu\n",
+                   ns, gguf_version(f), gguf_byte_order(f) == GGUF_BIG_ENDIAN ? "big" : "little",
+                   (unsigned long long)nkv, nkv == 1 ? "" : "s", (unsigned long long)nt, nt == 1 ? "" : "s",
+                   (unsigned long long)set_size(set));
+    size_t name_w = 4;
+    for (uint32_t i = 0; i < ns; i++) {
+        const char *p = gguf_split_path(set, i);
+        size_t w = cli_text_width(p, strlen(p));
+        if (w > name_w) name_w = w;
+    }
+    int idx_w = digits(ns) < 3 ? 3 : digits(ns);
+    cli_out_str(out, "\nshards:\n");
+    cli_out_pad(out, idx_w - 1);
+    cli_out_str(out, "#  file");
+    cli_out_pad(out, (long)name_w - 4 + 2);
+    cli_out_str(out, "version  key/value pairs  tensors  alignment  data offset          size\n");
+    for (uint32_t i = 0; i < ns; i++) {
+        const gguf_file *g = gguf_split_shard(set, i);
+        const char *p = gguf_split_path(set, i);
+        cli_out_u64_w(out, (uint64_t)i + 1, idx_w);
+        cli_out_str(out, "  ");
+        cli_out_text_str(out, p, strlen(p), 0);
+        cli_out_pad(out, (long)(name_w - cli_text_width(p, strlen(p))) + 2);
+        cli_out_u64_w(out, gguf_version(g), 7);
+        cli_out_str(out, "  ");
+        cli_out_u64_w(out, gguf_kv_count(g), 15);
+        cli_out_str(out, "  ");
+        cli_out_u64_w(out, gguf_tensor_count(g), 7);
+        cli_out_str(out, "  ");
+        cli_out_u64_w(out, gguf_alignment(g), 9);
+        cli_out_str(out, "  ");
+        cli_out_u64_w(out, gguf_data_offset(g), 11);
+        cli_out_str(out, "  ");
+        cli_out_u64_w(out, gguf_file_size(g), 12);
+        cli_out_putc(out, '\n');
+    }
 }
 
 /* The metadata section of the text view: a heading and one line per pair
@@ -460,14 +527,16 @@ static size_t fmt_dims(char *buf, const gguf_tensor *t)
 
 /* The tensor directory of the text view, one line per tensor (matching
  * --tensors), in columns sized by a first pass over the tensors. */
-static void text_tensors(const gguf_file *f, const struct options *o)
+static void text_tensors(const gguf_split *set, const struct options *o)
 {
-    uint64_t n = gguf_tensor_count(f), shown = 0;
+    uint64_t n = gguf_split_tensor_count(set), shown = 0;
+    const int by_shard = gguf_split_count(set) > 1;
+    uint32_t shard;
     size_t name_w = 4, type_w = 4, dims_w = 4;
     int off_w = 6, bytes_w = 5;
     char dims[96];
     for (uint64_t i = 0; i < n; i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
+        const gguf_tensor *t = gguf_split_tensor_at(set, i, NULL);
         if (!t || (o->tensors_glob && !cli_glob_match(o->tensors_glob, t->name.ptr, t->name.len)))
             continue;
         shown++;
@@ -506,9 +575,9 @@ static void text_tensors(const gguf_file *f, const struct options *o)
     cli_out_pad(out, (long)dims_w - 4 + 2 + off_w - 6);
     cli_out_str(out, "offset");
     cli_out_pad(out, 2 + bytes_w - 5);
-    cli_out_str(out, "bytes\n");
+    cli_out_str(out, by_shard ? "bytes  shard\n" : "bytes\n");
     for (uint64_t i = 0; i < n && !cli_out_failed(out); i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
+        const gguf_tensor *t = gguf_split_tensor_at(set, i, &shard);
         if (!t || (o->tensors_glob && !cli_glob_match(o->tensors_glob, t->name.ptr, t->name.len)))
             continue;
         cli_out_u64_w(out, i, idx_w);
@@ -532,6 +601,10 @@ static void text_tensors(const gguf_file *f, const struct options *o)
         cli_out_u64_w(out, t->file_offset, off_w);
         cli_out_str(out, "  ");
         cli_out_u64_w(out, t->size, bytes_w);
+        if (by_shard) {
+            cli_out_str(out, "  ");
+            cli_out_u64_w(out, (uint64_t)shard + 1, 5);
+        }
         cli_out_putc(out, '\n');
     }
 }
@@ -657,15 +730,17 @@ static void text_summary(const gguf_file *f, const struct summary *s)
     }
 }
 
-/* The whole text view of one file. */
-static void dump_text(const gguf_file *f, const struct options *o)
+/* The whole text view of one file, or of a split set (the metadata of its
+ * first shard). */
+static void dump_text(const gguf_split *set, const char *path, const struct options *o)
 {
-    text_header(f);
+    const gguf_file *f = gguf_split_shard(set, 0);
+    text_header(set, path);
     if (!o->no_kv) text_kvs(f, o);
-    if (!o->no_tensors) text_tensors(f, o);
+    if (!o->no_tensors) text_tensors(set, o);
     if (!o->no_summary) {
         struct summary s;
-        compute_summary(f, &s);
+        compute_summary(set, &s);
         text_summary(f, &s);
     }
 }
@@ -735,13 +810,15 @@ static void json_kvs(const gguf_file *f, const struct options *o)
 }
 
 /* The "tensors" member: the tensors matching --tensors. */
-static void json_tensors(const gguf_file *f, const struct options *o)
+static void json_tensors(const gguf_split *set, const struct options *o)
 {
-    uint64_t n = gguf_tensor_count(f);
+    uint64_t n = gguf_split_tensor_count(set);
+    const int by_shard = gguf_split_count(set) > 1;
+    uint32_t shard;
     int first = 1;
     cli_out_str(out, ",\n  \"tensors\": [");
     for (uint64_t i = 0; i < n && !cli_out_failed(out); i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
+        const gguf_tensor *t = gguf_split_tensor_at(set, i, &shard);
         if (!t || (o->tensors_glob && !cli_glob_match(o->tensors_glob, t->name.ptr, t->name.len)))
             continue;
         cli_out_str(out, first ? "\n    {\"index\": " : ",\n    {\"index\": ");
@@ -772,6 +849,10 @@ static void json_tensors(const gguf_file *f, const struct options *o)
         cli_out_u64(out, t->offset);
         cli_out_str(out, ", \"bytes\": ");
         cli_out_u64(out, t->size);
+        if (by_shard) {
+            cli_out_str(out, ", \"shard\": ");
+            cli_out_u64(out, (uint64_t)shard + 1);
+        }
         cli_out_putc(out, '}');
     }
     cli_out_str(out, first ? "]" : "\n  ]");
@@ -858,26 +939,53 @@ static void json_summary(const gguf_file *f, const struct summary *s)
 
 /* One file as a JSON object (without a final newline); member order is
  * part of the documented format. */
-static void dump_json(const gguf_file *f, const struct options *o)
+static void dump_json(const gguf_split *set, const char *path, const struct options *o)
 {
-    const char *name = gguf_name(f);
+    const gguf_file *f = gguf_split_shard(set, 0);
+    const uint32_t ns = gguf_split_count(set);
+    const char *name = ns > 1 ? path : gguf_name(f);
     cli_out_str(out, "{\n  \"file\": ");
     cli_out_json_str(out, name, strlen(name));
     cli_out_str(out, ",\n");
     json_u64_member("  ", "version", gguf_version(f));
     json_key("  ", "byte_order");
     cli_out_str(out, gguf_byte_order(f) == GGUF_BIG_ENDIAN ? "\"big\",\n" : "\"little\",\n");
-    json_u64_member("  ", "file_size", gguf_file_size(f));
+    json_u64_member("  ", "file_size", set_size(set));
     json_u64_member("  ", "kv_count", gguf_kv_count(f));
-    json_u64_member("  ", "tensor_count", gguf_tensor_count(f));
+    json_u64_member("  ", "tensor_count", gguf_split_tensor_count(set));
     json_u64_member("  ", "alignment", gguf_alignment(f));
     json_key("  ", "data_offset");
     cli_out_u64(out, gguf_data_offset(f));
+    if (ns > 1) {
+        cli_out_str(out, ",\n  \"split_count\": ");
+        cli_out_u64(out, ns);
+        cli_out_str(out, ",\n  \"shards\": [");
+        for (uint32_t i = 0; i < ns; i++) {
+            const gguf_file *g = gguf_split_shard(set, i);
+            const char *p = gguf_split_path(set, i);
+            cli_out_str(out, i ? ",\n    {\"shard\": " : "\n    {\"shard\": ");
+            cli_out_u64(out, (uint64_t)i + 1);
+            cli_out_str(out, ", \"file\": ");
+            cli_out_json_str(out, p, strlen(p));
+            static const char *const keys[] = {"version", "file_size", "kv_count", "tensor_count",
+                                               "alignment", "data_offset"};
+            const uint64_t vals[] = {gguf_version(g), gguf_file_size(g), gguf_kv_count(g),
+                                     gguf_tensor_count(g), gguf_alignment(g), gguf_data_offset(g)};
+            for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+                cli_out_str(out, ", \"");
+                cli_out_str(out, keys[k]);
+                cli_out_str(out, "\": ");
+                cli_out_u64(out, vals[k]);
+            }
+            cli_out_putc(out, '}');
+        }
+        cli_out_str(out, "\n  ]");
+    }
     if (!o->no_kv) json_kvs(f, o);
-    if (!o->no_tensors) json_tensors(f, o);
+    if (!o->no_tensors) json_tensors(set, o);
     if (!o->no_summary) {
         struct summary s;
-        compute_summary(f, &s);
+        compute_summary(set, &s);
         json_summary(f, &s);
     }
     cli_out_str(out, "\n}");
@@ -1481,7 +1589,7 @@ static int dump_stats(gguf_file *f, const struct options *o)
         }
         int idx_w = digits(n ? n - 1 : 0);
         if (idx_w < 3) idx_w = 3;
-        text_header(f);
+        text_header_file(f);
         cli_out_str(out, "\nstatistics: ");
         if (o->tensors_glob) {
             cli_out_u64(out, shown);
@@ -1548,7 +1656,7 @@ static int dump_stats(gguf_file *f, const struct options *o)
 /* ------------------------------------------------------------------------ */
 
 enum { OPT_KEYS = 256, OPT_TENSORS, OPT_NO_KV, OPT_NO_TENSORS, OPT_NO_SUMMARY, OPT_VALUES,
-       OPT_STATS };
+       OPT_STATS, OPT_SHARD };
 
 static const struct option long_options[] = {
     { "json", no_argument, NULL, 'j' },
@@ -1560,6 +1668,7 @@ static const struct option long_options[] = {
     { "no-summary", no_argument, NULL, OPT_NO_SUMMARY },
     { "values", required_argument, NULL, OPT_VALUES },
     { "stats", no_argument, NULL, OPT_STATS },
+    { "shard", no_argument, NULL, OPT_SHARD },
     { "full", no_argument, NULL, 'f' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
@@ -1589,6 +1698,7 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->n_values++;
             break;
         case OPT_STATS: o->stats = 1; break;
+        case OPT_SHARD: o->shard = 1; break;
         default:        /* -h, -V, usage errors */
             return cli_getopt_default(c, argv, usage);
         }
@@ -1602,55 +1712,124 @@ static int parse_options(int argc, char **argv, struct options *o)
     return -1;
 }
 
-/* Shows each file in turn as the options ask.  Returns the worst status of
- * the files: 0 shown, 1 a -k key absent, 2 trouble. */
+/* Reports a file that could not be opened (in the JSON array, an entry
+ * of its own). */
+static void open_failed(const char *path, gguf_error *err, int rc, int json_array)
+{
+    if (!err->message[0]) snprintf(err->message, sizeof err->message, "%s: %s", path, gguf_strerror(rc));
+    cli_message(err->message);
+    if (json_array) {
+        cli_out_str(out, "{\"file\": ");
+        cli_out_json_str(out, path, strlen(path));
+        cli_out_str(out, ", \"error\": ");
+        cli_out_json_str(out, err->message, strlen(err->message));
+        cli_out_putc(out, '}');
+    }
+}
+
+/* --values or --stats of one file (a shard, or a file alone), with the
+ * --values requests of o.  *dumped counts the outputs so far. */
+static int dump_data(gguf_file *f, const struct options *o, int json_array, int *dumped)
+{
+    if (json_array && *dumped) cli_out_str(out, ",\n");
+    if (o->stats && !o->json && *dumped) cli_out_putc(out, '\n');
+    int st = o->stats ? dump_stats(f, o) : dump_values(f, o);
+    if (o->json && !json_array) cli_out_putc(out, '\n');
+    (*dumped)++;
+    return st;
+}
+
+/* --values or --stats of a split set of several shards: each shard in
+ * turn, as if named alone, with the --values requests for the tensors it
+ * holds (a tensor in none is an error of the set). */
+static int dump_set_data(const gguf_split *set, const char *path, const struct options *o,
+                         int json_array, int *dumped)
+{
+    int status = CLI_EXIT_OK;
+    struct options so = *o;
+    so.values = calloc(o->n_values ? o->n_values : 1, sizeof *so.values);
+    if (!so.values) {
+        cli_error(path, "out of memory");
+        return CLI_EXIT_TROUBLE;
+    }
+    for (size_t i = 0; i < o->n_values; i++)
+        if (!gguf_split_tensor_find(set, o->values[i].name, NULL)) {
+            cli_error(path, "tensor '%s' not found in the %u shards", o->values[i].name,
+                      gguf_split_count(set));
+            status = CLI_EXIT_TROUBLE;
+        }
+    for (uint32_t sh = 0; sh < gguf_split_count(set) && !cli_out_failed(out); sh++) {
+        gguf_file *f = gguf_split_shard(set, sh);
+        so.n_values = 0;
+        for (size_t i = 0; i < o->n_values; i++)
+            if (gguf_tensor_find(f, o->values[i].name)) so.values[so.n_values++] = o->values[i];
+        if (o->n_values && !so.n_values) continue;
+        int st = dump_data(f, &so, json_array, dumped);
+        if (st > status) status = st;
+        cli_out_flush(out);
+    }
+    free(so.values);
+    return status;
+}
+
+/* Shows each file (or the split set it is a shard of) in turn as the
+ * options ask.  Returns the worst status of the files: 0 shown, 1 a -k key
+ * absent, 2 trouble. */
 static int dump_files(char **files, int n_files, const struct options *o)
 {
-    /* Several files in JSON: one array holding an object per file. */
+    const int data = o->n_values || o->stats;
+    /* Several files in JSON: one array holding an object per file; also
+     * for --values and --stats of a split set, an object per shard. */
     int json_array = o->json && !o->n_keys && n_files > 1;
+    for (int i = 0; i < n_files && data && !o->shard; i++) {
+        uint32_t count = 1;
+        if (gguf_split_prefix(files[i], NULL, &count) && count > 1) json_array = o->json;
+    }
     int status = CLI_EXIT_OK;
     int dumped = 0;             /* files shown so far, for separators */
     if (json_array) cli_out_str(out, "[\n");
     for (int i = 0; i < n_files && !cli_out_failed(out); i++) {
-        gguf_file *f = NULL;
+        gguf_split *set = NULL;
         gguf_error err;
         err.message[0] = '\0';
         /* --values and --stats read tensor data: from a stream, in offset
          * order after the header. */
-        unsigned flags = o->n_values || o->stats ? GGUF_OPEN_SEQUENTIAL : 0;
-        int rc = guard_open(&f, files[i], NULL, flags, &err);
-        if (json_array && i) cli_out_str(out, ",\n");   /* failures get an entry too */
+        unsigned flags = data ? GGUF_OPEN_SEQUENTIAL : 0;
+        int rc;
+        if (o->shard || strcmp(files[i], "-") == 0) {
+            gguf_file *f = NULL;
+            rc = guard_open(&f, files[i], NULL, flags, &err);
+            if (rc == GGUF_OK) rc = gguf_split_adopt(&set, f, &err);
+        } else {
+            rc = guard_split_open(&set, files[i], flags, &err);
+        }
         if (rc != GGUF_OK) {
-            if (!err.message[0])
-                snprintf(err.message, sizeof err.message, "%s: %s", files[i], gguf_strerror(rc));
-            cli_message(err.message);
+            if (json_array && dumped) cli_out_str(out, ",\n");   /* failures get an entry too */
+            open_failed(files[i], &err, rc, json_array);
             status = CLI_EXIT_TROUBLE;
-            if (json_array) {
-                cli_out_str(out, "{\"file\": ");
-                cli_out_json_str(out, files[i], strlen(files[i]));
-                cli_out_str(out, ", \"error\": ");
-                cli_out_json_str(out, err.message, strlen(err.message));
-                cli_out_putc(out, '}');
-            }
+            dumped++;
             continue;
         }
+        gguf_file *f = gguf_split_shard(set, 0);
         if (o->n_keys) {
             int st = dump_keys(f, o);
             if (st > status) status = st;
-        } else if (o->n_values || o->stats) {
-            if (o->stats && !o->json && dumped) cli_out_putc(out, '\n');
-            int st = o->stats ? dump_stats(f, o) : dump_values(f, o);
+            dumped++;
+        } else if (data) {
+            int st = gguf_split_count(set) > 1 ? dump_set_data(set, files[i], o, json_array, &dumped)
+                                               : dump_data(f, o, json_array, &dumped);
             if (st > status) status = st;
-            if (o->json && !json_array) cli_out_putc(out, '\n');
         } else if (o->json) {
-            dump_json(f, o);
+            if (json_array && dumped) cli_out_str(out, ",\n");
+            dump_json(set, files[i], o);
             if (!json_array) cli_out_putc(out, '\n');
+            dumped++;
         } else {
             if (dumped) cli_out_putc(out, '\n');
-            dump_text(f, o);
+            dump_text(set, files[i], o);
+            dumped++;
         }
-        guard_close(f);
-        dumped++;
+        guard_split_close(set);
         /* Out before the next file is mapped: a mapping that shrinks ends
          * the process, and should not take the files before it along. */
         cli_out_flush(out);

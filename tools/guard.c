@@ -26,7 +26,7 @@
 #define SHRANK_MSG "file shrank while being read (truncated by another process?)"
 #define UNREADABLE_MSG "cannot read the mapped file (an I/O error?)"
 
-#define MAX_INPUTS 8
+#define MAX_INPUTS 64
 
 enum { SLOT_FREE, SLOT_OPENING, SLOT_MAPPED };
 
@@ -201,6 +201,34 @@ void guard_close(gguf_file *f)
 {
     guard_input_forget(f);
     gguf_close(f);
+}
+
+void guard_input_end_split(const gguf_split *s)
+{
+    guard_input_end(NULL);
+    for (uint32_t i = 0; s && i < gguf_split_count(s); i++) {
+        guard_input_begin(gguf_split_path(s, i), NULL);
+        guard_input_end(gguf_split_shard(s, i));
+    }
+}
+
+void guard_input_forget_split(const gguf_split *s)
+{
+    for (uint32_t i = 0; s && i < gguf_split_count(s); i++) guard_input_forget(gguf_split_shard(s, i));
+}
+
+int guard_split_open(gguf_split **s, const char *path, unsigned flags, gguf_error *err)
+{
+    guard_input_begin(path, NULL);
+    int rc = gguf_split_open(s, path, flags, err);
+    guard_input_end_split(rc == GGUF_OK ? *s : NULL);
+    return rc;
+}
+
+void guard_split_close(gguf_split *s)
+{
+    guard_input_forget_split(s);
+    gguf_split_close(s);
 }
 
 int guard_report_shrunk_input(const gguf_error *err)

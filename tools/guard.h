@@ -58,11 +58,20 @@ void guard_close(gguf_file *f);
  * guard_input_end() after it with the file it opened, or NULL when it
  * failed.  Until the end, a SIGBUS anywhere is taken to come from this
  * file: the only file-backed memory the opening touches is its mapping.
- * guard_input_forget() before the file is closed.  When more than 8
- * inputs are guarded at once, the others are not guarded. */
+ * guard_input_forget() before the file is closed.  When more than 64
+ * inputs are guarded at once (shards of split sets count one each), the
+ * others are not guarded. */
 void guard_input_begin(const char *path, const char *display_name);
 void guard_input_end(const gguf_file *f);
 void guard_input_forget(const gguf_file *f);
+
+/* The same for split sets (gguf_split_open()): every shard guarded, each
+ * named by its path.  guard_input_end_split() ends a guard_input_begin()
+ * of the path a set was opened from (s NULL: the opening failed). */
+int guard_split_open(gguf_split **s, const char *path, unsigned flags, gguf_error *err);
+void guard_split_close(gguf_split *s);
+void guard_input_end_split(const gguf_split *s);
+void guard_input_forget_split(const gguf_split *s);
 
 /* After a failed write of the output: when err carries EFAULT and a
  * guarded input is now shorter than its mapping, the cause is that input

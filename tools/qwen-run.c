@@ -615,7 +615,7 @@ static int load(struct run *R)
     double t0 = now();
     guard_input_begin(opt.model, NULL);
     int rc = qwen_model_open(&R->model, opt.model, &err);
-    guard_input_end(rc == GGUF_OK ? R->model->file : NULL);
+    guard_input_end_split(rc == GGUF_OK ? R->model->set : NULL);
     if (rc != GGUF_OK) {
         cli_message(err.message);
         return CLI_EXIT_TROUBLE;
@@ -992,7 +992,7 @@ out:
     qwen_generator_free(R.gen);
     qwen_context_free(R.ctx);
     qwen_tokenizer_free(R.tok);
-    if (R.model) guard_input_forget(R.model->file);
+    if (R.model) guard_input_forget_split(R.model->set);
     qwen_model_close(R.model);
     int wst = cli_out_close(out);
     if (status) return status;

@@ -1,0 +1,145 @@
+#!/bin/sh
+# test-split-tools.sh -- split sets through the tools: a tiny model written as a
+# set of 3 (tests/split-file, as llama.cpp's gguf-split writes one) runs
+# in qwen-run from any shard with the greedy tokens of the whole file;
+# gguf-dump shows the set as the model (the tensor directory and summary
+# of the whole file, a line per shard, the shard of each tensor; JSON
+# too), --shard one file alone, -k the first shard's metadata, --values a
+# tensor of the third shard; a missing shard is an error naming it.  A set
+# written by the gguf Python package (when installed) reads the same; one
+# written by llama.cpp's llama-gguf-split too, when LLAMA_GGUF_SPLIT names
+# it.
+
+test_name=test-split-tools
+. "${top_srcdir:-.}/tests/common.sh"
+
+SYNTH=$top_builddir/tests/gguf-synth
+SPLIT=$top_builddir/tests/split-file
+DUMP=$(tool gguf-dump)
+RUN=$(tool qwen-run)
+need_exec "$SYNTH" "$SPLIT" "$top_builddir/gguf-dump" "$top_builddir/qwen-run"
+
+m=$tmp/m.gguf
+"$SYNTH" --size tiny --type q8_0 --seed 3 -o "$m" || hard_error "gguf-synth failed"
+"$SPLIT" "$m" "$tmp/s" 3 || hard_error "split-file failed"
+s1=$tmp/s-00001-of-00003.gguf s2=$tmp/s-00002-of-00003.gguf s3=$tmp/s-00003-of-00003.gguf
+
+# qwen-run: the same greedy tokens from the file and from each shard
+run 0 run-whole "$RUN" -m "$m" --raw --temp 0 -n 12 -p "Hello"
+for s in "$s1" "$s2" "$s3"; do
+    run 0 run-shard "$RUN" -m "$s" --raw --temp 0 -n 12 -p "Hello"
+    check "qwen-run on $(basename "$s"): the tokens of the whole file" same "$tmp/run-whole.out" "$tmp/run-shard.out"
+done
+
+# gguf-dump: the set as one model
+run 0 dump-whole "$DUMP" "$m"
+run 0 dump-set "$DUMP" "$s2"
+# the tensor table without the offsets (each shard has its own) and the
+# shard column, and the summary, are the whole file's
+tensors() {
+    sed -n '/^tensors:/,/^$/p' "$1" |
+        sed -n -E 's/^ *[0-9]+  ([^ ]+) +([^ ]+) +(\[[^]]*\]) +[0-9]+ +([0-9]+).*/\1 \2 \3 \4/p'
+}
+tensors "$tmp/dump-whole.out" > "$tmp/t-whole"
+tensors "$tmp/dump-set.out" > "$tmp/t-set"
+check "dump: the set's tensors are the file's" same "$tmp/t-whole" "$tmp/t-set"
+check "dump: 26 tensors" [ "$(wc -l < "$tmp/t-set")" -eq 26 ]
+sed -n '/^summary:/,$p' "$tmp/dump-whole.out" > "$tmp/sum-whole"
+sed -n '/^summary:/,$p' "$tmp/dump-set.out" > "$tmp/sum-set"
+check "dump: the set's summary is the file's" same "$tmp/sum-whole" "$tmp/sum-set"
+check "dump: header line" has "$tmp/dump-set.out" "$s2: split set of 3 shards, GGUF v3"
+for i in 1 2 3; do
+    check "dump: line of shard $i" grep -E "^ +$i  $tmp/s-0000$i-of-00003.gguf " "$tmp/dump-set.out"
+done
+check "dump: the last tensor is in shard 3" grep -E "^ *25  output_norm.weight .* 3$" "$tmp/dump-set.out"
+check "dump: the first tensor is in shard 1" grep -E "^ *0  token_embd.weight .* 1$" "$tmp/dump-set.out"
+
+run 0 json-set "$DUMP" --json "$s3"
+if command -v python3 >/dev/null 2>&1; then
+    checks=$((checks + 1))
+    python3 - "$tmp/json-set.out" "$s1" "$s2" "$s3" <<'EOF' || fail "dump --json of the set (see above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+paths = sys.argv[2:]
+bad = []
+if d["split_count"] != 3: bad.append("split_count %r" % d["split_count"])
+if [s["file"] for s in d["shards"]] != paths: bad.append("shard files %r" % [s["file"] for s in d["shards"]])
+if [s["shard"] for s in d["shards"]] != [1, 2, 3]: bad.append("shard numbers")
+if sum(s["tensor_count"] for s in d["shards"]) != d["tensor_count"] or d["tensor_count"] != 26:
+    bad.append("tensor counts")
+if sum(s["file_size"] for s in d["shards"]) != d["file_size"]: bad.append("file_size")
+counts = [sum(1 for t in d["tensors"] if t["shard"] == k) for k in (1, 2, 3)]
+if counts != [s["tensor_count"] for s in d["shards"]]: bad.append("tensors per shard %r" % counts)
+if [t["index"] for t in d["tensors"]] != list(range(26)): bad.append("tensor indexes")
+for b in bad: print("json:", b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOF
+fi
+
+# --shard: the file alone; -k: the first shard's metadata
+run 0 dump-shard "$DUMP" --shard --no-kv --no-summary "$s2"
+check "dump --shard: header of the file" has "$tmp/dump-shard.out" "$s2: GGUF v3, little-endian, 3 key/value pairs"
+check "dump --shard: no shard column" lacks "$tmp/dump-shard.out" "shard"
+run 0 k-set "$DUMP" -k general.architecture -k split.count "$s3"
+check "dump -k on a set" [ "$(cat "$tmp/k-set.out")" = "qwen2
+3" ]
+# --values of a tensor of the third shard, from the first
+run 0 values-whole "$DUMP" --values output_norm.weight:4 "$m"
+run 0 values-set "$DUMP" --values output_norm.weight:4 "$s1"
+check "dump --values on a set" same "$tmp/values-whole.out" "$tmp/values-set.out"
+run 2 values-none "$DUMP" --values no.such.tensor "$s1"
+check "dump --values of no tensor: message" has "$tmp/values-none.err" "tensor 'no.such.tensor' not found in the 3 shards"
+
+# a shard missing
+mv "$s2" "$tmp/away.gguf"
+run 2 dump-missing "$DUMP" "$s1"
+check "dump, a shard missing: message" has "$tmp/dump-missing.err" "gguf-dump: $s2: shard 2 of 3 is missing"
+run 2 run-missing "$RUN" -m "$s3" -p "Hello" -n 1
+check "qwen-run, a shard missing: message" has "$tmp/run-missing.err" "$s2: shard 2 of 3 is missing"
+run 0 dump-alone "$DUMP" --shard "$s1"
+mv "$tmp/away.gguf" "$s2"
+
+# a set written by the gguf Python package (llama.cpp's own writer)
+if command -v python3 >/dev/null 2>&1 && python3 -c 'import gguf, numpy' 2>/dev/null; then
+    checks=$((checks + 1))
+    python3 - "$tmp/py.gguf" <<'EOF' || fail "the gguf package could not write a set"
+import sys, numpy as np, gguf
+w = gguf.GGUFWriter(sys.argv[1], "qwen2", split_max_tensors=2)
+w.add_string("general.name", "py split")
+for i in range(5):
+    w.add_tensor("t%d" % i, np.arange(8 * (i + 1), dtype=np.float32) + i)
+w.write_header_to_file()
+w.write_kv_data_to_file()
+w.write_tensors_to_file()
+w.close()
+EOF
+    run 0 py-json "$DUMP" --json "$tmp/py-00002-of-00003.gguf"
+    checks=$((checks + 1))
+    python3 - "$tmp/py-json.out" <<'EOF' || fail "dump of the gguf package's set (see above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = [(t["name"], t["dims"], t["shard"]) for t in d["tensors"]]
+want = [("t%d" % i, [8 * (i + 1)], i // 2 + 1) for i in range(5)]
+kv = {k["key"]: k["value"] for k in d["kv"]}
+ok = got == want and d["split_count"] == 3 and kv.get("general.name") == "py split"
+if not ok: print("got", got, d["split_count"], kv, file=sys.stderr)
+sys.exit(0 if ok else 1)
+EOF
+    run 0 py-values "$DUMP" --values t4:3 "$tmp/py-00001-of-00003.gguf"
+    check "dump --values of the gguf package's set" [ "$(tr '\n' ' ' < "$tmp/py-values.out")" = "4.0 5.0 6.0 " ]
+else
+    echo "note: the gguf Python package is not installed: its sets are not checked" >&2
+fi
+
+# a set written by llama.cpp's llama-gguf-split
+if [ -n "${LLAMA_GGUF_SPLIT:-}" ]; then
+    "$LLAMA_GGUF_SPLIT" --split --split-max-tensors 10 "$m" "$tmp/l" >/dev/null 2>&1 ||
+        hard_error "$LLAMA_GGUF_SPLIT failed"
+    run 0 run-llama "$RUN" -m "$tmp/l-00003-of-00003.gguf" --raw --temp 0 -n 12 -p "Hello"
+    check "qwen-run on llama-gguf-split's set" same "$tmp/run-whole.out" "$tmp/run-llama.out"
+    run 0 dump-llama "$DUMP" "$tmp/l-00001-of-00003.gguf"
+    tensors "$tmp/dump-llama.out" > "$tmp/t-llama"
+    check "dump of llama-gguf-split's set: the file's tensors" same "$tmp/t-whole" "$tmp/t-llama"
+fi
+
+finish
