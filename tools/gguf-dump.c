@@ -377,6 +377,23 @@ static uint64_t set_size(const gguf_split *set)
     return n;
 }
 
+/* The facts of a shard that a set's views show, in their order: the JSON
+ * keys, the text columns' widths and the values. */
+#define N_SHARD_FACTS 6
+static const char *const shard_keys[N_SHARD_FACTS] = {"version", "kv_count", "tensor_count",
+                                                      "alignment", "data_offset", "file_size"};
+static const int shard_widths[N_SHARD_FACTS] = {7, 15, 7, 9, 11, 12};
+
+static void shard_facts(const gguf_file *g, uint64_t *v)
+{
+    v[0] = gguf_version(g);
+    v[1] = gguf_kv_count(g);
+    v[2] = gguf_tensor_count(g);
+    v[3] = gguf_alignment(g);
+    v[4] = gguf_data_offset(g);
+    v[5] = gguf_file_size(g);
+}
+
 /* The first line of the text view of one file. */
 static void text_header_file(const gguf_file *f)
 {
@@ -429,18 +446,12 @@ static void text_header(const gguf_split *set, const char *path)
         cli_out_str(out, "  ");
         cli_out_text_str(out, p, strlen(p), 0);
         cli_out_pad(out, (long)(name_w - cli_text_width(p, strlen(p))) + 2);
-        cli_out_u64_w(out, gguf_version(g), 7);
-        cli_out_str(out, "  ");
-        cli_out_u64_w(out, gguf_kv_count(g), 15);
-        cli_out_str(out, "  ");
-        cli_out_u64_w(out, gguf_tensor_count(g), 7);
-        cli_out_str(out, "  ");
-        cli_out_u64_w(out, gguf_alignment(g), 9);
-        cli_out_str(out, "  ");
-        cli_out_u64_w(out, gguf_data_offset(g), 11);
-        cli_out_str(out, "  ");
-        cli_out_u64_w(out, gguf_file_size(g), 12);
-        cli_out_putc(out, '\n');
+        uint64_t v[N_SHARD_FACTS];
+        shard_facts(g, v);
+        for (int k = 0; k < N_SHARD_FACTS; k++) {
+            cli_out_u64_w(out, v[k], shard_widths[k]);
+            cli_out_str(out, k + 1 < N_SHARD_FACTS ? "  " : "\n");
+        }
     }
 }
 
@@ -967,15 +978,13 @@ static void dump_json(const gguf_split *set, const char *path, const struct opti
             cli_out_u64(out, (uint64_t)i + 1);
             cli_out_str(out, ", \"file\": ");
             cli_out_json_str(out, p, strlen(p));
-            static const char *const keys[] = {"version", "file_size", "kv_count", "tensor_count",
-                                               "alignment", "data_offset"};
-            const uint64_t vals[] = {gguf_version(g), gguf_file_size(g), gguf_kv_count(g),
-                                     gguf_tensor_count(g), gguf_alignment(g), gguf_data_offset(g)};
-            for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            uint64_t v[N_SHARD_FACTS];
+            shard_facts(g, v);
+            for (int k = 0; k < N_SHARD_FACTS; k++) {
                 cli_out_str(out, ", \"");
-                cli_out_str(out, keys[k]);
+                cli_out_str(out, shard_keys[k]);
                 cli_out_str(out, "\": ");
-                cli_out_u64(out, vals[k]);
+                cli_out_u64(out, v[k]);
             }
             cli_out_putc(out, '}');
         }
