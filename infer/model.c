@@ -511,6 +511,13 @@ int qwen_model_check(const gguf_file *f, const char *arch, qwen_check *c)
     return model_check(&x, arch, c);
 }
 
+int qwen_model_check_split(const gguf_split *s, const char *arch, qwen_check *c)
+{
+    if (!s || !c) return GGUF_E_INVALID;
+    const struct src x = {gguf_split_shard(s, 0), s};
+    return model_check(&x, arch, c);
+}
+
 int qwen_model_open(qwen_model **out, const char *path, gguf_error *err)
 {
     if (!out || !path) return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_model_open: NULL argument");

@@ -146,6 +146,10 @@ int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err);
  * qwen_tokenizer_load); GGUF_E_NOMEM; GGUF_E_INVALID for NULL arguments. */
 int qwen_model_check(const gguf_file *f, const char *arch, qwen_check *c);
 
+/* The same for a split set (gguf_split_open()): the metadata of its first
+ * shard, the tensors of all. */
+int qwen_model_check_split(const gguf_split *s, const char *arch, qwen_check *c);
+
 /* Opens the GGUF file at `path` (memory-mapped), or the split set it is a
  * shard of (gguf_split_open(): each shard mapped), reads its configuration
  * and binds every weight by name.

@@ -2,6 +2,7 @@
 # test-split-tools.sh -- split sets through the tools: a tiny model written as a
 # set of 3 (tests/split-file, as llama.cpp's gguf-split writes one) runs
 # in qwen-run from any shard with the greedy tokens of the whole file;
+# gguf-verify checks the set, then each shard once (-w and -c per shard);
 # gguf-dump shows the set as the model (the tensor directory and summary
 # of the whole file, a line per shard, the shard of each tensor; JSON
 # too), --shard one file alone, -k the first shard's metadata, --values a
@@ -90,8 +91,41 @@ check "dump --values on a set" same "$tmp/values-whole.out" "$tmp/values-set.out
 run 2 values-none "$DUMP" --values no.such.tensor "$s1"
 check "dump --values of no tensor: message" has "$tmp/values-none.err" "tensor 'no.such.tensor' not found in the 3 shards"
 
+# gguf-verify: the set checked, then each shard once (also when all are
+# given), with --model over the set; -w lists each shard, -c checks them
+VERIFY=$(tool gguf-verify)
+run 0 verify-set "$VERIFY" "$s2"
+check "verify: a line per shard" [ "$(cat "$tmp/verify-set.out")" = "$s1: OK
+$s2: OK
+$s3: OK" ]
+run 0 verify-all "$VERIFY" --model qwen2 "$s1" "$s3" "$s2" "$m"
+check "verify: each shard once, the file too" [ "$(cat "$tmp/verify-all.out")" = "$s1: OK
+$s2: OK
+$s3: OK
+$m: OK" ]
+run 0 verify-shard "$VERIFY" --shard "$s3"
+check "verify --shard: the file alone" [ "$(cat "$tmp/verify-shard.out")" = "$s3: OK" ]
+run 1 verify-shard-model "$VERIFY" --shard --model qwen2 "$s3"
+check "verify --shard --model: a shard alone is not the model" has "$tmp/verify-shard-model.out" "key 'general.architecture' is missing"
+run 0 verify-w "$VERIFY" -w "$s3"
+check "verify -w: every shard's tensors" [ "$(grep -c ':blk\.\|:token_embd\|:output' "$tmp/verify-w.out")" -eq 26 ]
+check "verify -w: each shard's whole-file line" [ "$(grep -c -E 'gguf$' "$tmp/verify-w.out")" -eq 3 ]
+run 0 verify-c "$VERIFY" -c "$tmp/verify-w.out"
+# a byte of the last tensor's data changed in the third shard
+cp "$s3" "$tmp/s3.orig"
+size=$(wc -c < "$s3")
+printf '\177' | dd of="$s3" bs=1 seek=$((size - 40)) conv=notrunc 2>/dev/null
+run 1 verify-c-bad "$VERIFY" -c "$tmp/verify-w.out"
+check "verify -c: the changed tensor of the third shard" has "$tmp/verify-c-bad.out" "$s3:output_norm.weight: FAILED"
+check "verify -c: that shard's file" has "$tmp/verify-c-bad.out" "$s3: FAILED"
+check "verify -c: the other shards" has "$tmp/verify-c-bad.out" "$s1: OK"
+mv "$tmp/s3.orig" "$s3"
+
 # a shard missing
 mv "$s2" "$tmp/away.gguf"
+run 2 verify-missing "$VERIFY" "$s3"
+check "verify, a shard missing: message" has "$tmp/verify-missing.err" "gguf-verify: $s2: shard 2 of 3 is missing"
+check "verify, a shard missing: result line" has "$tmp/verify-missing.out" "$s3: FAILED open or read"
 run 2 dump-missing "$DUMP" "$s1"
 check "dump, a shard missing: message" has "$tmp/dump-missing.err" "gguf-dump: $s2: shard 2 of 3 is missing"
 run 2 run-missing "$RUN" -m "$s3" -p "Hello" -n 1

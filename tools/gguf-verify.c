@@ -36,6 +36,7 @@ struct options {
     const char *manifest;       /* -c */
     uint32_t algo;              /* -a */
     int allow_trailing, strict, quiet, status, ignore_missing;
+    int shard;                  /* --shard: a shard of a split set alone */
     const char *model;          /* --model, or NULL */
 };
 
@@ -53,7 +54,10 @@ static void usage(void)
         "the checksums embedded in its metadata when it has them; one line per\n"
         "file says FILE: OK or FILE: FAILED: reason.  FILE may be - (standard\n"
         "input, the default when it is not a terminal) or a pipe: tensors are\n"
-        "then hashed as they stream past.\n"
+        "then hashed as they stream past.  A shard of a split set\n"
+        "(NAME-00001-of-00003.gguf ...) brings its whole set: the shards are\n"
+        "checked against each other, then each is verified (or, with -w,\n"
+        "listed) as a file.\n"
         "\n"
         "Modes:\n"
         "  -w, --write           print a manifest of each FILE: its whole-file,\n"
@@ -71,6 +75,7 @@ static void usage(void)
         "                        its loader's checks of keys, tensors and tokenizer;\n"
         "                        warn of what llama.cpp refuses besides (ARCH: qwen2,\n"
         "                        qwen3)\n"
+        "      --shard           a shard of a split set alone, without its set\n"
         "  -a, --algo=ALGO       checksum algorithm for -w: xxh3 (default), xxh128,\n"
         "                        xxh64, crc32\n"
         "      --ignore-missing  with -c: skip listed files that do not exist\n"
@@ -593,6 +598,90 @@ static int verify_one(const char *name)
     }
     vfile_close(&v);
     return v.status;
+}
+
+/* --- split sets ---------------------------------------------------------------- */
+
+/* The shards verified with their sets so far (by device and inode), so
+ * that a shard given after its set is not verified again.  (A plain file
+ * given twice is verified twice, as sha256sum reads a file given twice.) */
+struct seen {
+    struct stat *st;
+    size_t n, cap;
+};
+
+/* 1 when path was verified already; else, with `add`, notes it (when it
+ * exists) and returns 0. */
+static int seen_before(struct seen *sn, const char *path, int add)
+{
+    struct stat st;
+    if (strcmp(path, "-") == 0 || stat(path, &st) != 0) return 0;
+    for (size_t i = 0; i < sn->n; i++)
+        if (sn->st[i].st_dev == st.st_dev && sn->st[i].st_ino == st.st_ino) return 1;
+    if (!add) return 0;
+    if (sn->n == sn->cap) {
+        size_t cap = sn->cap ? 2 * sn->cap : 16;
+        struct stat *p = realloc(sn->st, cap * sizeof *p);
+        if (!p) return 0; /* then only verified twice */
+        sn->st = p;
+        sn->cap = cap;
+    }
+    sn->st[sn->n++] = st;
+    return 0;
+}
+
+/* A FILE named as a shard of a split set of several: the set's own checks
+ * (every shard there and agreeing with the others, no tensor twice; with
+ * --model the loader's checks over all the shards) as problems of FILE,
+ * then each shard verified (or listed, with -w) as a file in its turn,
+ * once in a run.  Returns the worst exit status. */
+static int verify_set(const char *name, struct seen *sn)
+{
+    struct vfile v;
+    memset(&v, 0, sizeof v);
+    v.name = name;
+    cli_shorten(v.shown, v.name, strlen(v.name));
+    gguf_split *set = NULL;
+    gguf_error err;
+    err.message[0] = '\0';
+    int rc = guard_split_open(&set, name, 0, &err);
+    if (rc) {
+        report(&v, rc, &err);
+        return v.status;
+    }
+    if (opt.model) {
+        v.f = gguf_split_shard(set, 0);
+        qwen_check c = { model_finding, &v, NULL, GGUF_OK, 0 };
+        qwen_model_check_split(set, opt.model, &c);
+    }
+    const uint32_t n = gguf_split_count(set);
+    char **paths = calloc(n, sizeof *paths);
+    for (uint32_t i = 0; paths && i < n; i++)
+        if (!(paths[i] = strdup(gguf_split_path(set, i)))) {
+            while (i) free(paths[--i]);
+            free(paths);
+            paths = NULL;
+        }
+    guard_split_close(set);
+    if (!paths) {
+        snprintf(err.message, sizeof err.message, "%s: out of memory", v.shown);
+        trouble(&v, err.message);
+        return v.status;
+    }
+    int status = v.status;
+    const char *model = opt.model;
+    opt.model = NULL; /* checked over the set */
+    for (uint32_t i = 0; i < n && !cli_out_failed(out); i++) {
+        if (!seen_before(sn, paths[i], 1)) {
+            int st = verify_one(paths[i]);
+            if (st > status) status = st;
+            cli_out_flush(out);
+        }
+        free(paths[i]);
+    }
+    opt.model = model;
+    free(paths);
+    return status;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1129,7 +1218,8 @@ done:
 /* Options and main                                                          */
 
 enum {
-    OPT_EMBED = 256, OPT_ALLOW_TRAILING, OPT_STRICT, OPT_MODEL, OPT_STATUS, OPT_IGNORE_MISSING
+    OPT_EMBED = 256, OPT_ALLOW_TRAILING, OPT_STRICT, OPT_MODEL, OPT_STATUS, OPT_IGNORE_MISSING,
+    OPT_SHARD
 };
 
 static const struct option long_options[] = {
@@ -1143,6 +1233,7 @@ static const struct option long_options[] = {
     { "quiet", no_argument, NULL, 'q' },
     { "status", no_argument, NULL, OPT_STATUS },
     { "ignore-missing", no_argument, NULL, OPT_IGNORE_MISSING },
+    { "shard", no_argument, NULL, OPT_SHARD },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -1191,6 +1282,7 @@ static int parse_options(int argc, char **argv)
         case 'q': opt.quiet = 1; break;
         case OPT_STATUS: opt.status = 1; break;
         case OPT_IGNORE_MISSING: opt.ignore_missing = 1; break;
+        case OPT_SHARD: opt.shard = 1; break;
         default:        /* -h, -V, usage errors */
             return cli_getopt_default(c, argv, usage);
         }
@@ -1239,14 +1331,23 @@ int main(int argc, char **argv)
             n_files = 1;
         }
         status = CLI_EXIT_OK;
+        struct seen sn = { NULL, 0, 0 };
         for (int i = 0; i < n_files && !cli_out_failed(out); i++) {
-            int st = verify_one(files[i]);
+            uint32_t count = 1;
+            int st = CLI_EXIT_OK;
+            if (!opt.shard && strcmp(files[i], "-") != 0 && gguf_split_prefix(files[i], NULL, &count) &&
+                count > 1) {
+                if (!seen_before(&sn, files[i], 0)) st = verify_set(files[i], &sn);
+            } else {
+                st = verify_one(files[i]);
+            }
             if (st > status) status = st;
             /* Out before the next file is mapped: a mapping that shrinks
              * ends the process, and should not take the files before it
              * along. */
             cli_out_flush(out);
         }
+        free(sn.st);
         break;
     }
     if (cli_out_close(out) != CLI_EXIT_OK) status = CLI_EXIT_TROUBLE;
