@@ -121,7 +121,8 @@ def expect(what, got, want):
     if got != want: bad.append("%s: got %r, want %r" % (what, got, want))
 keys = ["input", "output", "dry_run", "tensor_count", "tensors", "kept", "converted_tensors",
         "converted_bytes_before", "converted_bytes_after", "file_bytes_before", "file_bytes_after",
-        "file_type_before", "file_type_before_name", "file_type_after", "file_type_after_name"]
+        "file_type_before", "file_type_before_name", "file_type_after", "file_type_after_name",
+        "input_files", "output_files"]
 for name, d in (("dry", dry), ("dry-report", dr), ("report", rep)):
     expect(name + " keys", list(d), keys)
 expect("dry: output", dry["output"], None)

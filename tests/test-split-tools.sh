@@ -3,6 +3,9 @@
 # set of 3 (tests/split-file, as llama.cpp's gguf-split writes one) runs
 # in qwen-run from any shard with the greedy tokens of the whole file;
 # gguf-verify checks the set, then each shard once (-w and -c per shard);
+# gguf-requant merges a set into one file, splits a file or a set again
+# (--split-max-tensors, --split-max-size; whole or not at all) with the
+# tensors of a single-file run;
 # gguf-dump shows the set as the model (the tensor directory and summary
 # of the whole file, a line per shard, the shard of each tensor; JSON
 # too), --shard one file alone, -k the first shard's metadata, --values a
@@ -121,6 +124,56 @@ check "verify -c: that shard's file" has "$tmp/verify-c-bad.out" "$s3: FAILED"
 check "verify -c: the other shards" has "$tmp/verify-c-bad.out" "$s1: OK"
 mv "$tmp/s3.orig" "$s3"
 
+# gguf-requant: a set merged into one file (no split keys left), a file
+# split again, a set converted and split by size; the tensors are those a
+# single-file run gives, and the sets read as the model
+REQUANT=$(tool gguf-requant)
+tensor_sums() { "$VERIFY" -w "$1" | sed -n 's/^xxh3  \([0-9a-f]*\)  .*:\([^(].*\)$/\2 \1/p' | sort; }
+tensor_sums "$m" > "$tmp/sums-m"
+run 0 merge "$REQUANT" "$s2" "$tmp/merged.gguf"
+tensor_sums "$tmp/merged.gguf" > "$tmp/sums-merged"
+check "requant merge: one file, the file's tensors" same "$tmp/sums-m" "$tmp/sums-merged"
+run 1 merged-keys "$DUMP" -k split.count "$tmp/merged.gguf"
+run 1 merged-keys2 "$DUMP" -k split.no "$tmp/merged.gguf"
+run 0 merged-arch "$DUMP" -k general.architecture -k tokenizer.ggml.model "$tmp/merged.gguf"
+run 0 split-n "$REQUANT" --split-max-tensors 10 "$m" "$tmp/o.gguf"
+o1=$tmp/o-00001-of-00003.gguf o2=$tmp/o-00002-of-00003.gguf o3=$tmp/o-00003-of-00003.gguf
+check "requant --split-max-tensors: three files" [ -f "$o1" -a -f "$o2" -a -f "$o3" ]
+check "requant --split-max-tensors: no partial files left" [ -z "$(ls -A "$tmp" | grep partial)" ]
+run 0 split-keys "$DUMP" --shard -k split.no -k split.count -k split.tensors.count "$o3"
+check "requant --split-max-tensors: split keys of the last file" [ "$(tr '\n' ' ' < "$tmp/split-keys.out")" = "2 3 26 " ]
+run 0 split-keys1 "$DUMP" --shard -k split.no -k general.architecture "$o1"
+check "requant --split-max-tensors: the first file holds the metadata" [ "$(tr '\n' ' ' < "$tmp/split-keys1.out")" = "0 qwen2 " ]
+run 0 run-o "$RUN" -m "$o2" --raw --temp 0 -n 12 -p "Hello"
+check "qwen-run on requant's set" same "$tmp/run-whole.out" "$tmp/run-o.out"
+tensor_sums "$o1" > "$tmp/sums-o" # (the whole set: gguf-verify -w lists each file)
+check "requant --split-max-tensors: the file's tensors" same "$tmp/sums-m" "$tmp/sums-o"
+# a set converted and split by size, against the same conversion of the file
+run 0 conv-one "$REQUANT" --from q8_0 --to q4_0 "$m" "$tmp/q4.gguf"
+run 0 conv-set "$REQUANT" --from q8_0 --to q4_0 --split-max-size 30K "$s3" "$tmp/q4s"
+check "requant --split-max-size: a file per 30 KB" [ -f "$tmp/q4s-00003-of-00003.gguf" ]
+tensor_sums "$tmp/q4s-00002-of-00003.gguf" > "$tmp/sums-q4s"
+tensor_sums "$tmp/q4.gguf" > "$tmp/sums-q4"
+check "requant a set, split by size: the tensors of the single-file run" same "$tmp/sums-q4" "$tmp/sums-q4s"
+run 0 q4s-ft "$DUMP" -k general.file_type "$tmp/q4s-00002-of-00003.gguf"
+check "requant a set: the file type of the new mixture" [ "$(cat "$tmp/q4s-ft.out")" = 2 ]
+# --checksums in a split output: each file's own, checked by gguf-verify
+run 0 split-sums "$REQUANT" --checksums --split-max-tensors 9 "$s1" "$tmp/c.gguf"
+run 0 verify-sums "$VERIFY" "$tmp/c-00001-of-00003.gguf"
+check "requant --checksums, split: every file's embedded checksums" [ "$(grep -c 'embedded tensor checksums match' "$tmp/verify-sums.out")" -eq 3 ]
+# a file that cannot be put in place: none of the set is left
+mkdir "$tmp/x-00002-of-00003.gguf"
+run 2 split-fail "$REQUANT" --split-max-tensors 10 "$m" "$tmp/x.gguf"
+check "requant, a file not put in place: message" has "$tmp/split-fail.err" "x-00002-of-00003.gguf: cannot put in place"
+check "requant, a file not put in place: nothing left" [ -z "$(ls -A "$tmp" | grep -e '^x-0000[13]' -e partial)" ]
+rmdir "$tmp/x-00002-of-00003.gguf"
+run 2 split-stdout "$REQUANT" --split-max-tensors 10 "$m" -
+check "requant --split-max-* to standard output: refused" has "$tmp/split-stdout.err" "OUT cannot be '-'"
+run 2 split-bad "$REQUANT" --split-max-size 10X "$m" "$tmp/y.gguf"
+check "requant --split-max-size 10X: refused" has "$tmp/split-bad.err" "invalid size '10X'"
+run 2 split-onto-input "$REQUANT" --split-max-tensors 10 "$s1" "$tmp/s.gguf"
+check "requant: a set written over its input: refused" has "$tmp/split-onto-input.err" "is the input file"
+
 # a shard missing
 mv "$s2" "$tmp/away.gguf"
 run 2 verify-missing "$VERIFY" "$s3"
@@ -159,6 +212,20 @@ ok = got == want and d["split_count"] == 3 and kv.get("general.name") == "py spl
 if not ok: print("got", got, d["split_count"], kv, file=sys.stderr)
 sys.exit(0 if ok else 1)
 EOF
+    # the gguf package reads requant's set
+    checks=$((checks + 1))
+    python3 - "$o1" "$o2" "$o3" <<'EOF' || fail "the gguf package on requant's set (see above)"
+import sys, gguf
+total = 0
+for no, path in enumerate(sys.argv[1:]):
+    r = gguf.GGUFReader(path)
+    f = r.fields
+    got = (int(f["split.no"].parts[-1][0]), int(f["split.count"].parts[-1][0]),
+           int(f["split.tensors.count"].parts[-1][0]))
+    if got != (no, 3, 26): sys.exit("%s: split keys %r" % (path, got))
+    total += len(r.tensors)
+if total != 26: sys.exit("tensors: %d" % total)
+EOF
     run 0 py-values "$DUMP" --values t4:3 "$tmp/py-00001-of-00003.gguf"
     check "dump --values of the gguf package's set" [ "$(tr '\n' ' ' < "$tmp/py-values.out")" = "4.0 5.0 6.0 " ]
 else
@@ -167,6 +234,11 @@ fi
 
 # a set written by llama.cpp's llama-gguf-split
 if [ -n "${LLAMA_GGUF_SPLIT:-}" ]; then
+    # llama-gguf-split merges requant's set into the file's tensors
+    "$LLAMA_GGUF_SPLIT" --merge "$o1" "$tmp/lmerged.gguf" >/dev/null 2>&1 ||
+        hard_error "$LLAMA_GGUF_SPLIT --merge failed"
+    tensor_sums "$tmp/lmerged.gguf" > "$tmp/sums-lm"
+    check "llama-gguf-split --merge of requant's set: the file's tensors" same "$tmp/sums-m" "$tmp/sums-lm"
     "$LLAMA_GGUF_SPLIT" --split --split-max-tensors 10 "$m" "$tmp/l" >/dev/null 2>&1 ||
         hard_error "$LLAMA_GGUF_SPLIT failed"
     run 0 run-llama "$RUN" -m "$tmp/l-00003-of-00003.gguf" --raw --temp 0 -n 12 -p "Hello"

@@ -1806,9 +1806,7 @@ static int dump_files(char **files, int n_files, const struct options *o)
         unsigned flags = data ? GGUF_OPEN_SEQUENTIAL : 0;
         int rc;
         if (o->shard || strcmp(files[i], "-") == 0) {
-            gguf_file *f = NULL;
-            rc = guard_open(&f, files[i], NULL, flags, &err);
-            if (rc == GGUF_OK) rc = gguf_split_adopt(&set, f, &err);
+            rc = guard_split_open_alone(&set, files[i], flags, &err);
         } else {
             rc = guard_split_open(&set, files[i], flags, &err);
         }

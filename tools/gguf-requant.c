@@ -10,6 +10,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdint.h>
@@ -58,12 +59,15 @@ struct options {
     int strict, dry_run, report, json, quiet;
     int checksums;              /* --checksums */
     int threads;                /* 0: all cores */
+    uint64_t split_tensors;     /* --split-max-tensors, or 0 */
+    uint64_t split_bytes;       /* --split-max-size, or 0 */
     const char *in, *out;       /* out is NULL for a dry run without OUT */
 };
 
 /* What happens to one tensor. */
 struct entry {
     const gguf_tensor *t;
+    uint32_t shard;         /* the input shard that holds it */
     uint32_t to;            /* output type: t->type when the tensor is copied */
     uint32_t wanted;        /* type a rule asked for (differs from `to` when kept) */
     uint64_t bytes_after;
@@ -81,7 +85,9 @@ static void usage(void)
         "Rewrite chosen tensors of the GGUF file IN in another type and write the\n"
         "result to OUT; every other tensor is copied byte for byte and every\n"
         "metadata pair is kept in order.  IN may be - (standard input) or a pipe;\n"
-        "OUT may be - (standard output, not a terminal).\n"
+        "OUT may be - (standard output, not a terminal).  IN may be a shard of a\n"
+        "split set: the whole set is read and written as one file (merged), or as\n"
+        "a set with --split-max-*.\n"
         "\n"
         "Choosing tensors (an --exclude match wins, then the first matching --type,\n"
         "then --from/--to; tensors of one dimension are never converted):\n"
@@ -102,6 +108,13 @@ static void usage(void)
         "      --report          print each converted tensor's RMSE and largest\n"
         "                        absolute error against its dequantized input\n"
         "  -j, --json            print the plan or report as one JSON document\n"
+        "      --split-max-tensors=N\n"
+        "                        write OUT as a split set (OUT m.gguf: files\n"
+        "                        m-00001-of-0000K.gguf ...) of at most N tensors a file\n"
+        "      --split-max-size=SIZE\n"
+        "                        the same with at most SIZE bytes of tensor data a file\n"
+        "                        (a tensor larger than SIZE alone); SIZE in bytes, or\n"
+        "                        with K, M, G (powers of 1000, as llama-gguf-split)\n"
         "      --checksums       store the XXH3 checksum of each output tensor in the\n"
         "                        output's metadata, for gguf-verify (IN must be a\n"
         "                        file; converted tensors are converted twice)\n"
@@ -165,8 +178,29 @@ static int remember(struct options *o, const char *opt, const char *value)
 
 enum {
     OPT_FROM = 256, OPT_TO, OPT_TYPE, OPT_EXCLUDE, OPT_STRICT, OPT_FILE_TYPE, OPT_REPORT,
-    OPT_CHECKSUMS
+    OPT_CHECKSUMS, OPT_SPLIT_TENSORS, OPT_SPLIT_SIZE
 };
+
+/* A --split-max-size value: digits, then K, M or G (powers of 1000) or
+ * nothing (bytes), into *value.  Returns 0, or -1 for anything else, 0 or
+ * an overflow. */
+static int parse_size(const char *s, uint64_t *value)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - 9) / 10) return -1;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    if (p == s) return -1;
+    uint64_t mul = 1;
+    if (*p == 'K') mul = 1000, p++;
+    else if (*p == 'M') mul = 1000 * 1000, p++;
+    else if (*p == 'G') mul = 1000 * 1000 * 1000, p++;
+    if (*p || v == 0 || v > UINT64_MAX / mul) return -1;
+    *value = v * mul;
+    return 0;
+}
 
 static const struct option long_options[] = {
     { "from", required_argument, NULL, OPT_FROM },
@@ -179,6 +213,8 @@ static const struct option long_options[] = {
     { "report", no_argument, NULL, OPT_REPORT },
     { "checksums", no_argument, NULL, OPT_CHECKSUMS },
     { "json", no_argument, NULL, 'j' },
+    { "split-max-tensors", required_argument, NULL, OPT_SPLIT_TENSORS },
+    { "split-max-size", required_argument, NULL, OPT_SPLIT_SIZE },
     { "threads", required_argument, NULL, 't' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -238,6 +274,16 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'n': o->dry_run = 1; break;
         case OPT_REPORT: o->report = 1; break;
         case OPT_CHECKSUMS: o->checksums = 1; break;
+        case OPT_SPLIT_TENSORS:
+            if (parse_size(optarg, &o->split_tensors) || strpbrk(optarg, "KMG"))
+                return cli_usage_error("--split-max-tensors: invalid count '%s' (a positive "
+                                       "number)", optarg);
+            break;
+        case OPT_SPLIT_SIZE:
+            if (parse_size(optarg, &o->split_bytes))
+                return cli_usage_error("--split-max-size: invalid size '%s' (bytes, or a "
+                                       "number with K, M or G)", optarg);
+            break;
         case 'j': o->json = 1; break;
         case 't': {
             char *end;
@@ -262,8 +308,14 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->out = n_args == 2 ? argv[optind + 1] : NULL;
     if (o->have_from != o->have_to)
         return cli_usage_error(o->have_from ? "--from needs --to" : "--to needs --from");
-    if (!o->have_from && !o->n_rules && o->file_type < 0)
-        return cli_usage_error("nothing to do: give --from and --to, --type or --file-type");
+    uint32_t in_count = 1;
+    const int in_set = gguf_split_prefix(o->in, NULL, &in_count) && in_count > 1;
+    if (!o->have_from && !o->n_rules && o->file_type < 0 && !o->split_tensors && !o->split_bytes &&
+        !in_set)
+        return cli_usage_error("nothing to do: give --from and --to, --type, --file-type or "
+                               "--split-max-*");
+    if ((o->split_tensors || o->split_bytes) && o->out && strcmp(o->out, "-") == 0)
+        return cli_usage_error("--split-max-* write files: OUT cannot be '-'");
     if (!o->dry_run && strcmp(o->out, "-") == 0 && (o->report || o->json))
         return cli_usage_error("--report and --json print to standard output, "
                                "which OUT '-' takes");
@@ -329,17 +381,22 @@ static const char *quoted(char *buf, size_t n, const gguf_tensor *t)
 /* Plans every tensor of f into entries[].  Reports the tensors kept against
  * a rule (warnings, or errors with --strict) and what this input cannot do.
  * Returns 0, or -1 when the run must stop (after reporting). */
-static int make_plan(const struct options *o, gguf_file *f, struct entry *entries)
+static int make_plan(const struct options *o, const gguf_split *set, struct entry *entries)
 {
-    uint64_t n = gguf_tensor_count(f);
-    int stream = gguf_input_mode(f) == GGUF_INPUT_STREAM || gguf_input_mode(f) == GGUF_INPUT_GZIP;
+    uint64_t n = gguf_split_tensor_count(set);
+    const gguf_file *f0 = gguf_split_shard(set, 0);
+    /* (a stream is always a set of one) */
+    int stream = gguf_input_mode(f0) == GGUF_INPUT_STREAM || gguf_input_mode(f0) == GGUF_INPUT_GZIP;
     int fatal = 0;
     uint64_t prev_end = 0, prev = UINT64_MAX;
     char q[256], q2[256];
     for (uint64_t i = 0; i < n; i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
+        uint32_t sh = 0;
+        const gguf_tensor *t = gguf_split_tensor_at(set, i, &sh);
+        const gguf_file *f = gguf_split_shard(set, sh);
         struct entry *e = &entries[i];
         plan_tensor(o, t, e);
+        e->shard = sh;
         if (e->reason[0]) {
             if (o->strict) {
                 cli_error(gguf_name(f), "tensor %llu %s: %s (--strict)", (unsigned long long)i,
@@ -365,7 +422,7 @@ static int make_plan(const struct options *o, gguf_file *f, struct entry *entrie
          * directory order: the two must agree. */
         if (stream && t->size > 0) {
             if (t->offset < prev_end) {
-                const gguf_tensor *p = gguf_tensor_at(f, prev);
+                const gguf_tensor *p = gguf_split_tensor_at(set, prev, NULL);
                 cli_error(gguf_name(f), "tensor %llu %s: its data (at byte %llu) comes before "
                           "that of tensor %llu %s; a stream can only be rewritten when tensor "
                           "data is in directory order: give a file instead", (unsigned long long)i,
@@ -384,12 +441,11 @@ static int make_plan(const struct options *o, gguf_file *f, struct entry *entrie
  * mixture when some tensor changes type.  Returns it, or -1 to leave
  * general.file_type as it is.  *unnamed is set when a mixture changed but
  * has no name. */
-static long output_file_type(const struct options *o, const gguf_file *f,
-                             const struct entry *entries, int *unnamed)
+static long output_file_type(const struct options *o, uint64_t n, const struct entry *entries,
+                             int *unnamed)
 {
     *unnamed = 0;
     if (o->file_type >= 0) return o->file_type;
-    uint64_t n = gguf_tensor_count(f);
     int changed = 0;
     for (uint64_t i = 0; i < n; i++) changed |= entries[i].to != entries[i].t->type;
     if (!changed) return -1;
@@ -416,14 +472,34 @@ static int key_is(const gguf_kv *kv, const char *key)
     return kv->key.len == n && memcmp(kv->key.ptr, key, n) == 0;
 }
 
-/* Fills writer w with the output's header: the input's version, byte
- * order and KV pairs in order (general.file_type and the provenance keys
- * replaced in place, or appended when absent), and the tensor directory
- * with the planned types.  Returns GGUF_OK or the writer's status (err
- * filled). */
+/* One output file: tensors i0 .. i1 - 1; of a split output, shard no of
+ * count, written under the name tmp until all are done. */
+struct shard_out {
+    uint64_t i0, i1;
+    uint32_t no, count;
+    char *path, *tmp;
+    int done;               /* written, under tmp */
+};
+
+/* The split keys, which the output writes anew (or, merged, not at all). */
+static int is_split_key(const gguf_kv *kv)
+{
+    return key_is(kv, "split.no") || key_is(kv, "split.count") || key_is(kv, "split.tensors.count");
+}
+
+/* Fills writer w with the header of output file `so` (split: not NULL):
+ * the input's version and byte order; in the first (or only) file, the KV
+ * pairs of the input's first shard in order (general.file_type and the
+ * provenance keys replaced in place, or appended when absent; its split
+ * keys left out); in every file of a split output, its split keys; and
+ * the tensor directory of entries i0 .. i1 - 1 with the planned types.
+ * sums, when not NULL, are the XXH3 of all n output tensors; keep_sums
+ * says that the input's embedded checksums still hold for the output.
+ * Returns GGUF_OK or the writer's status (err filled). */
 static int build_header(gguf_writer *w, const struct options *o, const gguf_file *f,
-                        const struct entry *entries, long file_type, const uint64_t *sums,
-                        gguf_error *err)
+                        const struct entry *entries, uint64_t n, uint64_t i0, uint64_t i1,
+                        long file_type, const uint64_t *sums, int keep_sums,
+                        const struct shard_out *so, gguf_error *err)
 {
     char tool[64];
     snprintf(tool, sizeof tool, "gguf-requant %s", PACKAGE_VERSION);
@@ -436,14 +512,15 @@ static int build_header(gguf_writer *w, const struct options *o, const gguf_file
         rules[i].ptr = o->given[i];
         rules[i].len = strlen(o->given[i]);
     }
-    int rc, have_ft = 0, have_tool = 0, have_rules = 0, have_sums = 0, changed = 0;
-    uint64_t n = gguf_tensor_count(f);
-    for (uint64_t i = 0; i < n; i++) changed |= entries[i].to != entries[i].t->type;
+    int rc, have_ft = 0, have_tool = 0, have_rules = 0, have_sums = 0;
+    const int first = !so || so->no == 0;
+    const uint64_t *my_sums = sums ? sums + i0 : NULL;
     if ((rc = gguf_writer_set_version(w, gguf_version(f), err))) goto done;
     if ((rc = gguf_writer_set_byte_order(w, gguf_byte_order(f), err))) goto done;
-    uint64_t n_kv = gguf_kv_count(f);
+    uint64_t n_kv = first ? gguf_kv_count(f) : 0;
     for (uint64_t i = 0; i < n_kv; i++) {
         const gguf_kv *kv = gguf_kv_at(f, i);
+        if (is_split_key(kv)) continue;
         if (key_is(kv, KEY_FILE_TYPE) && file_type >= 0) {
             rc = gguf_writer_add_u32(w, KEY_FILE_TYPE, (uint32_t)file_type, err);
             have_ft = 1;
@@ -455,26 +532,31 @@ static int build_header(gguf_writer *w, const struct options *o, const gguf_file
             have_rules = 1;
         } else if (key_is(kv, GGUF_KEY_TENSOR_XXH3)) {
             /* New checksums in place of the old; old ones stay only while
-             * every tensor is copied as it was. */
-            if (sums)
-                rc = gguf_writer_add_array(w, GGUF_KEY_TENSOR_XXH3, GGUF_VT_UINT64, sums, n, err);
-            else if (!changed) rc = gguf_writer_copy_kv(w, kv, err);
+             * they are those of the output's tensors. */
+            if (my_sums)
+                rc = gguf_writer_add_array(w, GGUF_KEY_TENSOR_XXH3, GGUF_VT_UINT64, my_sums, i1 - i0, err);
+            else if (keep_sums) rc = gguf_writer_copy_kv(w, kv, err);
             have_sums = 1;
         } else {
             rc = gguf_writer_copy_kv(w, kv, err);
         }
         if (rc) goto done;
     }
-    if (!have_ft && file_type >= 0 &&
+    if (first && !have_ft && file_type >= 0 &&
         (rc = gguf_writer_add_u32(w, KEY_FILE_TYPE, (uint32_t)file_type, err)))
         goto done;
-    if (!have_tool && (rc = gguf_writer_add_str(w, KEY_TOOL, tool, strlen(tool), err))) goto done;
-    if (!have_rules && (rc = gguf_writer_add_str_array(w, KEY_RULES, rules, o->n_given, err)))
+    if (first && !have_tool && (rc = gguf_writer_add_str(w, KEY_TOOL, tool, strlen(tool), err)))
         goto done;
-    if (sums && !have_sums &&
-        (rc = gguf_writer_add_array(w, GGUF_KEY_TENSOR_XXH3, GGUF_VT_UINT64, sums, n, err)))
+    if (first && !have_rules && (rc = gguf_writer_add_str_array(w, KEY_RULES, rules, o->n_given, err)))
         goto done;
-    for (uint64_t i = 0; i < n && !rc; i++) {
+    if (my_sums && !have_sums &&
+        (rc = gguf_writer_add_array(w, GGUF_KEY_TENSOR_XXH3, GGUF_VT_UINT64, my_sums, i1 - i0, err)))
+        goto done;
+    if (so && ((rc = gguf_writer_add_u16(w, "split.no", (uint16_t)so->no, err)) ||
+               (rc = gguf_writer_add_u16(w, "split.count", (uint16_t)so->count, err)) ||
+               (rc = gguf_writer_add_i32(w, "split.tensors.count", (int32_t)n, err))))
+        goto done;
+    for (uint64_t i = i0; i < i1 && !rc; i++) {
         const gguf_tensor *t = entries[i].t;
         char *name = strndup(t->name.ptr, t->name.len);
         if (!name) {
@@ -550,7 +632,8 @@ static int grow(void **p, size_t *cap, size_t n)
 /* The run's state shared by the steps. */
 struct run {
     const struct options *o;
-    gguf_file *f;
+    gguf_split *set;            /* the input */
+    gguf_file *f;               /* its first shard (the only one of a stream) */
     gguf_writer *w;             /* NULL for a dry run with --report */
     /* --checksums: the output tensors' XXH3, computed by a first pass that
      * writes nothing (prepass) and checked again while writing. */
@@ -572,6 +655,12 @@ static void report_error(struct run *r, const char *fallback_file, int rc)
         snprintf(r->err.message, sizeof r->err.message, "%s: %s", fallback_file,
                  gguf_strerror(rc));
     cli_message(r->err.message);
+}
+
+/* The name of the input file that holds e's tensor. */
+static const char *in_name(const struct run *r, const struct entry *e)
+{
+    return gguf_name(gguf_split_shard(r->set, e->shard));
 }
 
 /* Copies tensor e->t unchanged.  Returns 0 or -1 (reported). */
@@ -606,7 +695,7 @@ static int copy_tensor(struct run *r, uint64_t i, const struct entry *e)
     return 0;
 nomem:
     progress_clear(&r->prog);
-    cli_error(gguf_name(r->f), "out of memory");
+    cli_error(in_name(r, e), "out of memory");
     return -1;
 }
 
@@ -668,7 +757,7 @@ static int convert_tensor(struct run *r, uint64_t i, struct entry *e)
         if (rc) {
             char q[256];
             progress_clear(&r->prog);
-            cli_error(gguf_name(r->f), "tensor %llu %s: converting %s to %s failed: %s",
+            cli_error(in_name(r, e), "tensor %llu %s: converting %s to %s failed: %s",
                       (unsigned long long)i, quoted(q, sizeof q, t), gguf_type_str(t->type),
                       gguf_type_str(e->to), gguf_strerror(rc));
             return -1;
@@ -677,7 +766,7 @@ static int convert_tensor(struct run *r, uint64_t i, struct entry *e)
             if (gguf_dequantize_rows(t->type, src, r->b.fx, k, ne0, o->threads) ||
                 gguf_dequantize_rows(e->to, r->b.dst, r->b.fy, k, ne0, o->threads)) {
                 progress_clear(&r->prog);
-                cli_error(gguf_name(r->f), "tensor %llu: dequantizing for --report failed",
+                cli_error(in_name(r, e), "tensor %llu: dequantizing for --report failed",
                           (unsigned long long)i);
                 return -1;
             }
@@ -694,18 +783,17 @@ static int convert_tensor(struct run *r, uint64_t i, struct entry *e)
     return 0;
 nomem:
     progress_clear(&r->prog);
-    cli_error(gguf_name(r->f), "out of memory");
+    cli_error(in_name(r, e), "out of memory");
     return -1;
 }
 
-/* Converts or copies every tensor in directory order.  With --checksums
- * (r->h set), hashes each output tensor: the first pass records the
- * values for the header, the writing pass checks that it wrote the same
- * bytes.  Returns 0 or -1 (reported). */
-static int process_tensors(struct run *r, struct entry *entries)
+/* Converts or copies tensors i0 .. i1 - 1 in directory order.  With
+ * --checksums (r->h set), hashes each output tensor: the first pass
+ * records the values for the header, the writing pass checks that it
+ * wrote the same bytes.  Returns 0 or -1 (reported). */
+static int process_tensors(struct run *r, struct entry *entries, uint64_t i0, uint64_t i1)
 {
-    uint64_t n = gguf_tensor_count(r->f);
-    for (uint64_t i = 0; i < n; i++) {
+    for (uint64_t i = i0; i < i1; i++) {
         struct entry *e = &entries[i];
         progress_show(&r->prog, i, e->t, 1);
         if (r->h) gguf_hasher_reset(r->h);
@@ -720,7 +808,7 @@ static int process_tensors(struct run *r, struct entry *entries)
             } else if (r->sums[i] != gguf_digest_u64(&d)) {
                 char q[256];
                 progress_clear(&r->prog);
-                cli_error(gguf_name(r->f), "tensor %llu %s: converted twice for --checksums with "
+                cli_error(in_name(r, e), "tensor %llu %s: converted twice for --checksums with "
                           "different results", (unsigned long long)i, quoted(q, sizeof q, e->t));
                 return -1;
             }
@@ -735,8 +823,11 @@ static int process_tensors(struct run *r, struct entry *entries)
 
 struct totals {
     uint64_t n_converted, before, after;    /* converted tensors' bytes */
-    uint64_t file_before, file_after;
+    uint64_t file_before, file_after;       /* all the files */
     long ft_before, ft_after;               /* -1: absent */
+    uint32_t n_in, n_out;                   /* files read and written */
+    int split_out;                          /* --split-max-* */
+    const struct shard_out *shards;         /* [n_out] */
 };
 
 static void put_ft_text(long ft)
@@ -762,10 +853,9 @@ static void put_change(uint64_t before, uint64_t after)
 
 /* The text plan (and report): a table of the converted tensors and the
  * totals. */
-static void print_text(const struct options *o, const gguf_file *f, const struct entry *entries,
+static void print_text(const struct options *o, uint64_t n, const struct entry *entries,
                        const struct totals *tt)
 {
-    uint64_t n = gguf_tensor_count(f);
     size_t width = 6;
     for (uint64_t i = 0; i < n; i++) {
         if (entries[i].to == entries[i].t->type) continue;
@@ -801,6 +891,8 @@ static void print_text(const struct options *o, const gguf_file *f, const struct
     cli_out_str(out, " -> ");
     put_ft_text(tt->ft_after);
     cli_out_putc(out, '\n');
+    if (tt->n_in > 1 || tt->n_out > 1 || tt->split_out)
+        cli_out_printf(out, "files: %u -> %u\n", tt->n_in, tt->n_out);
 }
 
 static void json_type(uint32_t type)
@@ -827,11 +919,10 @@ static void json_ft(const char *key, long ft)
 }
 
 /* The plan (and report) as one JSON document; see gguf-requant(1). */
-static void print_json(const struct options *o, const gguf_file *f, const struct entry *entries,
+static void print_json(const struct options *o, uint64_t n, const struct entry *entries,
                        const struct totals *tt)
 {
-    uint64_t n = gguf_tensor_count(f);
-    const char *in = gguf_name(f);
+    const char *in = o->in;
     cli_out_str(out, "{\n  \"input\": ");
     cli_out_json_str(out, in, strlen(in));
     cli_out_str(out, ",\n  \"output\": ");
@@ -894,6 +985,21 @@ static void print_json(const struct options *o, const gguf_file *f, const struct
     cli_out_printf(out, ",\n  \"file_bytes_after\": %llu", (unsigned long long)tt->file_after);
     json_ft("file_type_before", tt->ft_before);
     json_ft("file_type_after", tt->ft_after);
+    cli_out_printf(out, ",\n  \"input_files\": %u", tt->n_in);
+    cli_out_str(out, ",\n  \"output_files\": ");
+    if (!tt->split_out) {
+        cli_out_str(out, "null");
+    } else {
+        cli_out_putc(out, '[');
+        for (uint32_t k = 0; k < tt->n_out; k++) {
+            cli_out_str(out, k ? ",\n    {\"file\": " : "\n    {\"file\": ");
+            cli_out_json_str(out, tt->shards[k].path, strlen(tt->shards[k].path));
+            cli_out_printf(out, ", \"first_tensor\": %llu, \"tensors\": %llu}",
+                           (unsigned long long)tt->shards[k].i0,
+                           (unsigned long long)(tt->shards[k].i1 - tt->shards[k].i0));
+        }
+        cli_out_str(out, "\n  ]");
+    }
     cli_out_str(out, "\n}\n");
 }
 
@@ -913,6 +1019,131 @@ static int out_is_in(const char *in, const char *outp)
     return si.st_dev == so.st_dev && si.st_ino == so.st_ino;
 }
 
+/* The output files: one (OUT), or with --split-max-* a set named after
+ * OUT (less a final ".gguf"), the tensors taken in order, a file ending
+ * before the tensor that would pass a limit (bytes: padded to the
+ * alignment; a tensor alone may pass it).  Returns the number, with
+ * *shards (freed by free_shards), or 0 after a message. */
+static uint32_t plan_shards(const struct options *o, const struct entry *entries, uint64_t n,
+                            uint32_t align, struct shard_out **shards)
+{
+    const int split = o->split_tensors || o->split_bytes;
+    uint64_t count = 1;
+    if (split) {
+        uint64_t t = 0, bytes = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            const uint64_t b = (entries[i].bytes_after + align - 1) / align * align;
+            if (t > 0 && ((o->split_tensors && t >= o->split_tensors) ||
+                          (o->split_bytes && bytes + b > o->split_bytes))) {
+                count++;
+                t = bytes = 0;
+            }
+            t++;
+            bytes += b;
+        }
+        if (count > GGUF_SPLIT_MAX) {
+            cli_error(o->out, "%llu files: a split set has at most %u", (unsigned long long)count,
+                      GGUF_SPLIT_MAX);
+            return 0;
+        }
+    }
+    struct shard_out *sh = calloc((size_t)count, sizeof *sh);
+    if (!sh) goto nomem;
+    uint64_t t = 0, bytes = 0, k = 0;
+    for (uint64_t i = 0; i < n && split; i++) {
+        const uint64_t b = (entries[i].bytes_after + align - 1) / align * align;
+        if (t > 0 && ((o->split_tensors && t >= o->split_tensors) ||
+                      (o->split_bytes && bytes + b > o->split_bytes))) {
+            sh[k++].i1 = i;
+            sh[k].i0 = i;
+            t = bytes = 0;
+        }
+        t++;
+        bytes += b;
+    }
+    sh[count - 1].i1 = n;
+    const char *outp = o->out ? o->out : o->in;
+    size_t plen = strlen(outp);
+    if (plen > 5 && strcmp(outp + plen - 5, ".gguf") == 0) plen -= 5;
+    char *prefix = strndup(outp, plen);
+    if (!prefix) goto nomem;
+    for (uint64_t j = 0; j < count; j++) {
+        sh[j].no = (uint32_t)j;
+        sh[j].count = (uint32_t)count;
+        if (!split) {
+            sh[j].path = strdup(outp);
+        } else {
+            int len = gguf_split_name(NULL, 0, prefix, (uint32_t)j, (uint32_t)count);
+            sh[j].path = malloc((size_t)len + 1);
+            if (sh[j].path) gguf_split_name(sh[j].path, (size_t)len + 1, prefix, (uint32_t)j, (uint32_t)count);
+            /* written as ".NAME.partial" beside it until all are done */
+            const char *slash = strrchr(sh[j].path ? sh[j].path : "", '/');
+            size_t dlen = slash ? (size_t)(slash - sh[j].path) + 1 : 0;
+            size_t tl = (size_t)len + 16;
+            sh[j].tmp = sh[j].path ? malloc(tl) : NULL;
+            if (sh[j].tmp)
+                snprintf(sh[j].tmp, tl, "%.*s.%s.partial", (int)dlen, sh[j].path, sh[j].path + dlen);
+            if (!sh[j].tmp) break;
+        }
+        if (!sh[j].path) break;
+    }
+    free(prefix);
+    for (uint64_t j = 0; j < count; j++)
+        if (!sh[j].path || (split && !sh[j].tmp)) {
+            for (uint64_t m = 0; m < count; m++) {
+                free(sh[m].path);
+                free(sh[m].tmp);
+            }
+            free(sh);
+            goto nomem;
+        }
+    *shards = sh;
+    return (uint32_t)count;
+nomem:
+    free(sh);
+    cli_error(NULL, "out of memory");
+    return 0;
+}
+
+static void free_shards(struct shard_out *sh, uint32_t n)
+{
+    for (uint32_t i = 0; sh && i < n; i++) {
+        /* files of a split output not put in place: removed */
+        if (sh[i].done && sh[i].tmp) unlink(sh[i].tmp);
+        free(sh[i].path);
+        free(sh[i].tmp);
+    }
+    free(sh);
+}
+
+/* Puts the finished files of a split output in place (renames), then
+ * makes the renames durable.  When one cannot be put in place, those
+ * before it are removed again (a set is written whole or not at all).
+ * Returns 0, or -1 (reported). */
+static int place_shards(struct shard_out *sh, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (rename(sh[i].tmp, sh[i].path) != 0) {
+            cli_error(sh[i].path, "cannot put in place: %s", strerror(errno));
+            for (uint32_t j = 0; j < i; j++) unlink(sh[j].path);
+            return -1;
+        }
+        sh[i].done = 0;
+    }
+    const char *slash = strrchr(sh[0].path, '/');
+    char *dir = slash ? strndup(sh[0].path, (size_t)(slash - sh[0].path) + 1) : strdup(".");
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY) : -1;
+    if (fd < 0 || fsync(fd) != 0) {
+        cli_error(dir ? dir : ".", "cannot sync the directory: %s", strerror(errno));
+        if (fd >= 0) close(fd);
+        free(dir);
+        return -1;
+    }
+    close(fd);
+    free(dir);
+    return 0;
+}
+
 /* The whole run after option parsing.  Returns the exit status. */
 static int requant(const struct options *o)
 {
@@ -924,48 +1155,66 @@ static int requant(const struct options *o)
         cli_error("-", "standard input is a terminal");
         return CLI_EXIT_TROUBLE;
     }
-    if (o->out && !o->dry_run && out_is_in(o->in, o->out)) {
-        cli_error(strcmp(o->out, "-") ? o->out : "(stdout)", "is the input file; "
-                  "write to another name (the input is never changed)");
-        return CLI_EXIT_TROUBLE;
-    }
 
     struct run r;
     memset(&r, 0, sizeof r);
     r.o = o;
     r.err.message[0] = '\0';
-    /* Standard input is named "-" in messages, as in the other tools. */
-    int rc = guard_open(&r.f, o->in, NULL, GGUF_OPEN_SEQUENTIAL, &r.err);
+    /* Standard input is named "-" in messages, as in the other tools; a
+     * shard of a split set brings its whole set. */
+    int rc = strcmp(o->in, "-") == 0
+                 ? guard_split_open_alone(&r.set, o->in, GGUF_OPEN_SEQUENTIAL, &r.err)
+                 : guard_split_open(&r.set, o->in, GGUF_OPEN_SEQUENTIAL, &r.err);
     if (rc) {
         report_error(&r, o->in, rc);
         return CLI_EXIT_TROUBLE;
     }
+    r.f = gguf_split_shard(r.set, 0);
     int status = CLI_EXIT_TROUBLE;
-    uint64_t n = gguf_tensor_count(r.f);
+    struct totals tt = { 0 };
+    struct shard_out *shards = NULL;
+    uint32_t n_out = 0;
+    gguf_writer *w = NULL;
+    const uint64_t n = gguf_split_tensor_count(r.set);
+    tt.n_in = gguf_split_count(r.set);
     struct entry *entries = calloc((size_t)(n ? n : 1), sizeof *entries);
-    gguf_writer *w = gguf_writer_new();
-    if (!entries || !w) {
+    if (!entries) {
         cli_error(NULL, "out of memory");
         goto done;
     }
-    if (make_plan(o, r.f, entries)) goto done;
+    if (make_plan(o, r.set, entries)) goto done;
+    if (!(n_out = plan_shards(o, entries, n, gguf_alignment(r.f), &shards))) goto done;
+    tt.n_out = n_out;
+    tt.shards = shards;
+    tt.split_out = o->split_tensors || o->split_bytes;
+    /* The input is never overwritten: no output may be an input file. */
+    for (uint32_t k = 0; k < n_out && !o->dry_run; k++)
+        for (uint32_t i = 0; i < tt.n_in; i++)
+            if (out_is_in(tt.n_in == 1 ? o->in : gguf_split_path(r.set, i), shards[k].path)) {
+                cli_error(strcmp(shards[k].path, "-") ? shards[k].path : "(stdout)",
+                          "is the input file; write to another name (the input is never changed)");
+                goto done;
+            }
 
-    struct totals tt = { 0 };
     uint64_t old_ft;
     tt.ft_before = gguf_kv_uint(r.f, KEY_FILE_TYPE, &old_ft, NULL) == GGUF_OK &&
                    old_ft <= UINT32_MAX ? (long)old_ft : -1;
-    int unnamed;
-    long ft = output_file_type(o, r.f, entries, &unnamed);
+    int unnamed, changed = 0;
+    long ft = output_file_type(o, n, entries, &unnamed);
     tt.ft_after = ft >= 0 ? ft : tt.ft_before;
     if (unnamed)
         cli_error(gguf_name(r.f), "warning: no file type names the new mixture of tensor types; "
                   "general.file_type left as it was (see --file-type)");
     for (uint64_t i = 0; i < n; i++) {
         if (entries[i].to == entries[i].t->type) continue;
+        changed = 1;
         tt.n_converted++;
         tt.before += entries[i].t->size;
         tt.after += entries[i].bytes_after;
     }
+    /* The input's embedded checksums hold for an output of the same
+     * tensors in one file. */
+    const int keep_sums = !changed && tt.n_in == 1 && !tt.split_out;
     /* --checksums: the values go into the header, which is written first,
      * so a first pass computes them (a stream cannot be read twice). */
     if (o->checksums && !o->dry_run) {
@@ -985,62 +1234,79 @@ static int requant(const struct options *o)
         r.prog.n_tensors = n;
         for (uint64_t i = 0; i < n; i++) r.prog.total += entries[i].t->size;
         r.prepass = 1;
-        if (process_tensors(&r, entries)) goto done;
+        if (process_tensors(&r, entries, 0, n)) goto done;
         r.prepass = 0;
         r.prog.done = 0;
     }
-    if ((rc = build_header(w, o, r.f, entries, ft, r.sums, &r.err))) {
-        /* The writer's messages here name the item, not a file. */
-        cli_error(gguf_name(r.f), "cannot be rewritten: %s", r.err.message[0] ? r.err.message
-                  : gguf_strerror(rc));
-        goto done;
-    }
-    tt.file_after = gguf_writer_total_size(w);
 
     r.prog.on = !o->quiet && cli_isatty(2);
     r.prog.n_tensors = n;
     r.prog.total = 0;
     for (uint64_t i = 0; i < n; i++) r.prog.total += entries[i].t->size;
-
+    if (!o->dry_run) guard_output_catch();
+    for (uint32_t k = 0; k < n_out; k++) {
+        struct shard_out *so = &shards[k];
+        if (!(w = gguf_writer_new())) {
+            cli_error(NULL, "out of memory");
+            goto done;
+        }
+        if ((rc = build_header(w, o, r.f, entries, n, so->i0, so->i1, ft, r.sums, keep_sums,
+                               tt.split_out ? so : NULL, &r.err))) {
+            /* The writer's messages here name the item, not a file. */
+            cli_error(gguf_name(r.f), "cannot be rewritten: %s", r.err.message[0] ? r.err.message
+                      : gguf_strerror(rc));
+            goto done;
+        }
+        tt.file_after += gguf_writer_total_size(w);
+        if (o->dry_run) {
+            guard_output_free(w);
+            w = NULL;
+            continue;
+        }
+        const char *target = tt.split_out ? so->tmp : so->path;
+        if ((rc = guard_output_open(w, target, &r.err))) {
+            report_error(&r, so->path, rc);
+            goto done;
+        }
+        r.w = w;
+        if (process_tensors(&r, entries, so->i0, so->i1)) goto done;
+        if (k + 1 == n_out && (rc = gguf_read_to_end(r.f, &r.err))) {
+            /* Read a stream to its end: the writer before us should not
+             * see a broken pipe, and the size is known for the report. */
+            report_error(&r, gguf_name(r.f), rc);
+            goto done;
+        }
+        if ((rc = guard_output_finish(w, &r.err))) {
+            report_error(&r, so->path, rc);
+            goto done;
+        }
+        if (tt.split_out) {
+            so->done = 1;
+            guard_output_keep(so->tmp);
+        }
+        guard_output_free(w);
+        r.w = w = NULL;
+    }
     if (o->dry_run) {
         /* Nothing is written; --report still converts, in memory. */
-        if (o->report && process_tensors(&r, entries)) goto done;
+        if (o->report && process_tensors(&r, entries, 0, n)) goto done;
         if ((rc = gguf_read_to_end(r.f, &r.err))) {
             report_error(&r, gguf_name(r.f), rc);
             goto done;
         }
-        tt.file_before = gguf_file_size(r.f);
-        if (o->json) print_json(o, r.f, entries, &tt);
-        else print_text(o, r.f, entries, &tt);
-        status = CLI_EXIT_OK;
+    } else if (tt.split_out && place_shards(shards, n_out)) {
         goto done;
     }
-
-    guard_output_catch();
-    if ((rc = guard_output_open(w, o->out, &r.err))) {
-        report_error(&r, o->out, rc);
-        goto done;
-    }
-    r.w = w;
-    if (process_tensors(&r, entries)) goto done;
-    /* Read a stream to its end: the writer before us should not see a
-     * broken pipe, and the size is known for the report. */
-    if ((rc = gguf_read_to_end(r.f, &r.err))) {
-        report_error(&r, gguf_name(r.f), rc);
-        goto done;
-    }
-    if ((rc = guard_output_finish(w, &r.err))) {
-        report_error(&r, o->out, rc);
-        goto done;
-    }
-    tt.file_before = gguf_file_size(r.f);
-    if (o->json) print_json(o, r.f, entries, &tt);
-    else if (o->report) print_text(o, r.f, entries, &tt);
+    for (uint32_t i = 0; i < tt.n_in; i++) tt.file_before += gguf_file_size(gguf_split_shard(r.set, i));
+    if (o->json) print_json(o, n, entries, &tt);
+    else if (o->report || o->dry_run) print_text(o, n, entries, &tt);
     status = CLI_EXIT_OK;
 
 done:
     guard_output_free(w);
-    guard_close(r.f);
+    free_shards(shards, n_out);
+    guard_output_kept_clear();
+    guard_split_close(r.set);
     free(entries);
     free(r.b.src);
     free(r.b.dst);

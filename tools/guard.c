@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -57,9 +58,15 @@ static pthread_t main_thread;
 static int load(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static void store(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
+/* Finished shards of a split output not yet in place (guard_output_keep). */
+#define MAX_KEPT 4096
+static char *kept[MAX_KEPT];
+static int n_kept;
+
 static void remove_temp(void)
 {
     if (load(&temp_set)) unlink(temp_name);
+    for (int i = 0, n = load(&n_kept); i < n; i++) unlink(kept[i]);
 }
 
 /* Appends the NUL-terminated s to buf (of size n, holding *len bytes). */
@@ -197,6 +204,20 @@ int guard_open(gguf_file **f, const char *path, const char *display_name, unsign
     return rc;
 }
 
+int guard_split_open_alone(gguf_split **s, const char *path, unsigned flags, gguf_error *err)
+{
+    gguf_file *f = NULL;
+    *s = NULL;
+    int rc = guard_open(&f, path, NULL, flags, err);
+    if (rc) return rc;
+    /* the mapping stays where it is: guarded again as the set's shard */
+    guard_input_forget(f);
+    rc = gguf_split_adopt(s, f, err);
+    guard_input_begin(path, NULL);
+    guard_input_end_split(rc == GGUF_OK ? *s : NULL);
+    return rc;
+}
+
 void guard_close(gguf_file *f)
 {
     guard_input_forget(f);
@@ -297,6 +318,25 @@ int guard_output_finish(gguf_writer *w, gguf_error *err)
     /* A late signal in between unlinks a name that is gone already. */
     store(&temp_set, 0);
     return rc;
+}
+
+void guard_output_keep(const char *path)
+{
+    if (n_kept == MAX_KEPT) return;
+    char *p = strdup(path);
+    if (!p) return;
+    kept[n_kept] = p;
+    store(&n_kept, n_kept + 1);
+}
+
+void guard_output_kept_clear(void)
+{
+    int n = n_kept;
+    store(&n_kept, 0);
+    for (int i = 0; i < n; i++) {
+        free(kept[i]);
+        kept[i] = NULL;
+    }
 }
 
 void guard_output_free(gguf_writer *w)

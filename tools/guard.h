@@ -69,6 +69,9 @@ void guard_input_forget(const gguf_file *f);
  * named by its path.  guard_input_end_split() ends a guard_input_begin()
  * of the path a set was opened from (s NULL: the opening failed). */
 int guard_split_open(gguf_split **s, const char *path, unsigned flags, gguf_error *err);
+/* guard_open() of the file alone, as a set of one (gguf_split_adopt()):
+ * a shard looked at alone, or standard input. */
+int guard_split_open_alone(gguf_split **s, const char *path, unsigned flags, gguf_error *err);
 void guard_split_close(gguf_split *s);
 void guard_input_end_split(const gguf_split *s);
 void guard_input_forget_split(const gguf_split *s);
@@ -85,6 +88,13 @@ int guard_report_shrunk_input(const gguf_error *err);
 /* Installs the handlers that remove a named temporary output on a fatal
  * signal (see above). */
 void guard_output_catch(void);
+
+/* A finished file of a split output, written under a temporary name
+ * until all are done and renamed into place: removed, as the temporary
+ * output is, on a fatal signal (up to 4096 of them), until
+ * guard_output_kept_clear(). */
+void guard_output_keep(const char *path);
+void guard_output_kept_clear(void);
 
 /* gguf_writer_open(w, path, err), with the temporary file's name (when it
  * has one) handed to the signal handlers before any signal can act on it:
