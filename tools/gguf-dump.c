@@ -18,13 +18,8 @@
 #include "quant/quant.h"
 #include "tools/cli.h"
 #include "tools/guard.h"
+#include "tools/value.h"
 
-/* How many elements of an array the text view shows without --full. */
-#define PREVIEW_ELEMENTS 8
-/* Strings longer than PREVIEW_STRING_MAX bytes are shown by their first
- * PREVIEW_STRING_BYTES bytes without --full (chat templates run to kilobytes). */
-#define PREVIEW_STRING_MAX 160
-#define PREVIEW_STRING_BYTES 120
 
 struct values_req;
 
@@ -44,8 +39,6 @@ struct options {
     int shard;                  /* --shard: each file alone, not its split set */
 };
 
-/* Renderings of a value: the text view, JSON, and -k's raw lines. */
-enum render { R_TEXT, R_JSON, R_RAW };
 
 static cli_out *out = &cli_stdout;
 static int raw_to_tty;          /* -k output goes to a terminal: escape strings */
@@ -87,185 +80,6 @@ static void usage(void)
         "usage error, a write error, a tensor of --values that is absent, or data\n"
         "that cannot be dequantized).\n",
         cli_prog);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Values                                                                    */
-
-/* Reads arrays element by element; fixed-size elements come straight from
- * the array's raw storage when the library offers it (host byte order),
- * which avoids a call per element on large arrays. */
-struct arr_reader {
-    const gguf_value *arr;
-    const unsigned char *data;  /* raw storage, or NULL */
-    size_t esize;
-};
-
-static void arr_open(struct arr_reader *r, const gguf_value *arr)
-{
-    r->arr = arr;
-    r->esize = gguf_vtype_size(arr->elem_type);
-    r->data = r->esize ? gguf_array_data(arr) : NULL;
-}
-
-/* Element i of the array into *v.  Returns 0, or -1 when the library
- * refuses (which it does not for i < count of a validated file). */
-static int arr_get(const struct arr_reader *r, uint64_t i, gguf_value *v)
-{
-    if (!r->data) return gguf_array_get(r->arr, i, v) == GGUF_OK ? 0 : -1;
-    const unsigned char *p = r->data + i * r->esize;
-    memset(v, 0, sizeof *v);
-    v->type = r->arr->elem_type;
-    if (v->type == GGUF_VT_BOOL)
-        v->v.b = p[0] != 0;
-    else
-        memcpy(&v->v, p, r->esize);     /* every union member starts at its first byte */
-    return 0;
-}
-
-/* Writes a scalar value (anything but an array) in rendering r. */
-static void put_scalar(const gguf_value *v, enum render r)
-{
-    int json = r == R_JSON;
-    switch (v->type) {
-    case GGUF_VT_UINT8: cli_out_u64(out, v->v.u8); break;
-    case GGUF_VT_INT8: cli_out_i64(out, v->v.i8); break;
-    case GGUF_VT_UINT16: cli_out_u64(out, v->v.u16); break;
-    case GGUF_VT_INT16: cli_out_i64(out, v->v.i16); break;
-    case GGUF_VT_UINT32: cli_out_u64(out, v->v.u32); break;
-    case GGUF_VT_INT32: cli_out_i64(out, v->v.i32); break;
-    case GGUF_VT_UINT64: cli_out_u64(out, v->v.u64); break;
-    case GGUF_VT_INT64: cli_out_i64(out, v->v.i64); break;
-    case GGUF_VT_FLOAT32: cli_out_f32(out, v->v.f32, json); break;
-    case GGUF_VT_FLOAT64: cli_out_f64(out, v->v.f64, json); break;
-    case GGUF_VT_BOOL: cli_out_str(out, v->v.b ? "true" : "false"); break;
-    case GGUF_VT_STRING:
-        if (r == R_JSON)
-            cli_out_json_str(out, v->v.str.ptr, v->v.str.len);
-        else if (r == R_TEXT)
-            cli_out_text_str(out, v->v.str.ptr, v->v.str.len, 1);
-        else if (raw_to_tty)
-            cli_out_text_str(out, v->v.str.ptr, v->v.str.len, 0);
-        else
-            cli_out_write(out, v->v.str.ptr, v->v.str.len);
-        break;
-    default:    /* a validated file has no other type; keep the output well-formed */
-        cli_out_str(out, json ? "null" : "?");
-    }
-}
-
-/* Writes any value as JSON; arrays complete, nested arrays nested. */
-static void put_json_value(const gguf_value *v)
-{
-    if (v->type != GGUF_VT_ARRAY) {
-        put_scalar(v, R_JSON);
-        return;
-    }
-    struct arr_reader r;
-    gguf_value e;
-    arr_open(&r, v);
-    cli_out_putc(out, '[');
-    for (uint64_t i = 0; i < v->count; i++) {
-        if (i) cli_out_putc(out, ',');
-        if (arr_get(&r, i, &e) == 0)
-            put_json_value(&e);
-        else
-            cli_out_str(out, "null");
-    }
-    cli_out_putc(out, ']');
-}
-
-/* Writes a value for the text view.  With budget NULL arrays are shown
- * whole (--full); otherwise each array element shown, at any depth, uses
- * one unit of *budget, and an array whose turn comes when the budget is
- * spent ends with "... (N elements)".  The budget keeps a preview short
- * even for nested arrays.  In a preview, long strings are cut as well and
- * end with "... (N bytes)". */
-static void put_text_value(const gguf_value *v, long *budget)
-{
-    if (v->type == GGUF_VT_STRING && budget && v->v.str.len > PREVIEW_STRING_MAX) {
-        size_t cut = PREVIEW_STRING_BYTES;
-        /* end on a character boundary: back up over UTF-8 continuation bytes */
-        for (int k = 0; k < 3 && ((unsigned char)v->v.str.ptr[cut] & 0xc0) == 0x80; k++) cut--;
-        cli_out_text_str(out, v->v.str.ptr, cut, 1);
-        cli_out_str(out, " ... (");
-        cli_out_u64(out, v->v.str.len);
-        cli_out_str(out, " bytes)");
-        return;
-    }
-    if (v->type != GGUF_VT_ARRAY) {
-        put_scalar(v, R_TEXT);
-        return;
-    }
-    struct arr_reader r;
-    gguf_value e;
-    arr_open(&r, v);
-    cli_out_putc(out, '[');
-    for (uint64_t i = 0; i < v->count; i++) {
-        if (i) cli_out_str(out, ", ");
-        if (budget && *budget <= 0) {
-            cli_out_str(out, "... (");
-            cli_out_u64(out, v->count);
-            cli_out_str(out, v->count == 1 ? " element)" : " elements)");
-            break;
-        }
-        if (budget) (*budget)--;
-        if (arr_get(&r, i, &e) == 0)
-            put_text_value(&e, budget);
-        else
-            cli_out_putc(out, '?');
-    }
-    cli_out_putc(out, ']');
-}
-
-/* Writes a value for -k: a scalar on one line; an array one element a
- * line, an element that is itself an array as one line of JSON. */
-static void put_raw_value(const gguf_value *v)
-{
-    if (v->type != GGUF_VT_ARRAY) {
-        put_scalar(v, R_RAW);
-        cli_out_putc(out, '\n');
-        return;
-    }
-    struct arr_reader r;
-    gguf_value e;
-    arr_open(&r, v);
-    for (uint64_t i = 0; i < v->count && !cli_out_failed(out); i++) {
-        if (arr_get(&r, i, &e) != 0) continue;
-        if (e.type == GGUF_VT_ARRAY) {
-            put_json_value(&e);
-            cli_out_putc(out, '\n');
-        } else {
-            put_scalar(&e, R_RAW);
-            cli_out_putc(out, '\n');
-        }
-    }
-}
-
-/* Type of a value as the text view and JSON name it: "UINT32", or
- * "ARRAY[STRING]" for arrays when `with_elem` is set. */
-static void put_vtype(const gguf_value *v, int with_elem)
-{
-    const char *name = gguf_vtype_name(v->type);
-    cli_out_str(out, name ? name : "?");
-    if (v->type == GGUF_VT_ARRAY && with_elem) {
-        const char *en = gguf_vtype_name(v->elem_type);
-        cli_out_putc(out, '[');
-        cli_out_str(out, en ? en : "?");
-        cli_out_putc(out, ']');
-    }
-}
-
-/* Columns put_vtype(v, 1) takes. */
-static size_t vtype_width(const gguf_value *v)
-{
-    const char *name = gguf_vtype_name(v->type);
-    size_t w = name ? strlen(name) : 1;
-    if (v->type == GGUF_VT_ARRAY) {
-        const char *en = gguf_vtype_name(v->elem_type);
-        w += 2 + (en ? strlen(en) : 1);
-    }
-    return w;
 }
 
 /* Number of decimal digits of v. */
@@ -467,7 +281,7 @@ static void text_kvs(const gguf_file *f, const struct options *o)
         if (!kv || (o->keys_glob && !cli_glob_match(o->keys_glob, kv->key.ptr, kv->key.len)))
             continue;
         shown++;
-        size_t w = vtype_width(&kv->value);
+        size_t w = value_vtype_width(&kv->value);
         if (w > type_w) type_w = w;
         if (kv->value.type == GGUF_VT_ARRAY && (size_t)digits(kv->value.count) > count_w)
             count_w = (size_t)digits(kv->value.count);
@@ -503,8 +317,8 @@ static void text_kvs(const gguf_file *f, const struct options *o)
         const gguf_value *v = &kv->value;
         cli_out_u64_w(out, i, idx_w);
         cli_out_str(out, "  ");
-        put_vtype(v, 1);
-        cli_out_pad(out, (long)(type_w - vtype_width(v)) + 2);
+        value_put_vtype(out, v, 1);
+        cli_out_pad(out, (long)(type_w - value_vtype_width(v)) + 2);
         if (v->type == GGUF_VT_ARRAY)
             cli_out_u64_w(out, v->count, (int)count_w);
         else
@@ -512,8 +326,8 @@ static void text_kvs(const gguf_file *f, const struct options *o)
         cli_out_str(out, "  ");
         put_text_name(kv->key);
         cli_out_str(out, " = ");
-        long budget = PREVIEW_ELEMENTS;
-        put_text_value(v, o->full ? NULL : &budget);
+        long budget = VALUE_PREVIEW_ELEMENTS;
+        value_put_text(out, v, o->full ? NULL : &budget);
         cli_out_putc(out, '\n');
     }
 }
@@ -735,8 +549,8 @@ static void text_summary(const gguf_file *f, const struct summary *s)
         cli_out_str(out, "    ");
         put_text_name(kv->key);
         cli_out_str(out, " = ");
-        long budget = PREVIEW_ELEMENTS;
-        put_text_value(&kv->value, &budget);
+        long budget = VALUE_PREVIEW_ELEMENTS;
+        value_put_text(out, &kv->value, &budget);
         cli_out_putc(out, '\n');
     }
 }
@@ -803,7 +617,7 @@ static void json_kvs(const gguf_file *f, const struct options *o)
         cli_out_str(out, ", \"key\": ");
         cli_out_json_str(out, kv->key.ptr, kv->key.len);
         cli_out_str(out, ", \"type\": \"");
-        put_vtype(v, 0);
+        value_put_vtype(out, v, 0);
         if (v->type == GGUF_VT_ARRAY) {
             const char *en = gguf_vtype_name(v->elem_type);
             cli_out_str(out, "\", \"element_type\": \"");
@@ -814,7 +628,7 @@ static void json_kvs(const gguf_file *f, const struct options *o)
         } else {
             cli_out_str(out, "\", \"value\": ");
         }
-        put_json_value(v);
+        value_put_json(out, v);
         cli_out_putc(out, '}');
     }
     cli_out_str(out, first ? "]" : "\n  ]");
@@ -943,7 +757,7 @@ static void json_summary(const gguf_file *f, const struct summary *s)
         first = 0;
         cli_out_json_str(out, kv->key.ptr, kv->key.len);
         cli_out_str(out, ": ");
-        put_json_value(&kv->value);
+        value_put_json(out, &kv->value);
     }
     cli_out_str(out, first ? "}\n  }" : "\n    }\n  }");
 }
@@ -1016,10 +830,10 @@ static int dump_keys(const gguf_file *f, const struct options *o)
             continue;
         }
         if (o->json) {
-            put_json_value(&kv->value);
+            value_put_json(out, &kv->value);
             cli_out_putc(out, '\n');
         } else {
-            put_raw_value(&kv->value);
+            value_put_raw(out, &kv->value, raw_to_tty);
         }
     }
     return status;
