@@ -604,6 +604,16 @@ GGUF_API int gguf_writer_open_fd(gguf_writer *w, int fd, const char *display_nam
  * hold. */
 GGUF_API int gguf_writer_write(gguf_writer *w, const void *data, size_t n, gguf_error *err);
 
+/* As gguf_writer_write(), with the n bytes at byte `offset` of the open
+ * descriptor fd (a regular file, which the writer does not close): the
+ * kernel copies them (copy_file_range(2): no copy through the process, and
+ * on file systems that share blocks, such as Btrfs and XFS, often no copy
+ * at all) where it can, else they are read and written.  A file that ends
+ * before offset + n gives GGUF_E_FORMAT (and abandons the output, as a
+ * failed write does); GGUF_E_IO for other failures. */
+GGUF_API int gguf_writer_write_from(gguf_writer *w, int fd, uint64_t offset, uint64_t n,
+                                    gguf_error *err);
+
 /* Completes the output: checks that every tensor got all its bytes, writes
  * the padding after the last tensor (ggml expects the data section to end
  * aligned), flushes, and for a file output fsyncs, puts the file in place

@@ -1157,12 +1157,55 @@ static int check_open(gguf_writer *w, gguf_error *err)
     }
 }
 
-int gguf_writer_write(gguf_writer *w, const void *data, size_t n, gguf_error *err)
+/* n bytes at offset `at` of fd to the output: copy_file_range(2) while the
+ * kernel takes it (both regular files: it copies in the kernel, or the
+ * file system shares the blocks), else pread(2) and out_put().  0, -1 with
+ * errno, or -2 when fd ends before the bytes. */
+static int copy_in(gguf_writer *w, int fd, uint64_t at, uint64_t n)
+{
+    if (flush_buf(w) < 0) return -1;
+    off_t in = (off_t)at;
+    int kernel = 1;
+    while (n > 0 && kernel) {
+        size_t k = n > ((size_t)1 << 30) ? (size_t)1 << 30 : (size_t)n;
+        ssize_t r = copy_file_range(fd, &in, w->fd, NULL, k, 0);
+        if (r > 0) {
+            w->flushed += (uint64_t)r;
+            n -= (uint64_t)r;
+        } else if (r == 0) {
+            return -2;
+        } else if (errno == EINTR) {
+            continue;
+        } else if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ||
+                   errno == EBADF || errno == EPERM || errno == ETXTBSY) {
+            kernel = 0;
+        } else {
+            return -1;
+        }
+    }
+    unsigned char chunk[65536];
+    while (n > 0) {
+        size_t k = n > sizeof chunk ? sizeof chunk : (size_t)n;
+        ssize_t r = pread(fd, chunk, k, in);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) return -2;
+        if (out_put(w, chunk, (size_t)r) < 0) return -1;
+        in += r;
+        n -= (uint64_t)r;
+    }
+    return 0;
+}
+
+/* n bytes of tensor data, from memory at data or (data NULL) from fd at
+ * offset `at`, with the padding between tensors: gguf_writer_write() and
+ * gguf_writer_write_from(). */
+static int feed(gguf_writer *w, const unsigned char *data, int fd, uint64_t at, uint64_t n,
+                gguf_error *err)
 {
     int rc = check_open(w, err);
     if (rc) return rc;
     if (n == 0) return GGUF_OK;
-    if (!data) return gg_fail(err, GGUF_E_INVALID, 0, UINT64_MAX, w->name, "data is NULL");
     if (n > w->data_total - w->data_given) {
         rc = gg_fail(err, GGUF_E_INVALID, 0, UINT64_MAX, w->name,
                      "%llu bytes of tensor data given, the tensors hold %llu",
@@ -1171,7 +1214,6 @@ int gguf_writer_write(gguf_writer *w, const void *data, size_t n, gguf_error *er
         abandon(w);
         return rc;
     }
-    const unsigned char *p = data;
     while (n > 0) {
         while (w->cur_got == w->tensors[w->cur].size) {
             w->cur++;
@@ -1185,14 +1227,41 @@ int gguf_writer_write(gguf_writer *w, const void *data, size_t n, gguf_error *er
         }
         uint64_t k = t->size - w->cur_got;
         if (k > n) k = n;
-        if (out_put(w, p, (size_t)k) < 0) return io_fail(w, errno, "write failed", err);
-        p += k;
-        n -= (size_t)k;
+        if (data) {
+            if (out_put(w, data, (size_t)k) < 0) return io_fail(w, errno, "write failed", err);
+            data += k;
+        } else {
+            int r = copy_in(w, fd, at, k);
+            if (r == -2) {
+                rc = gg_fail(err, GGUF_E_FORMAT, 0, at, w->name,
+                             "the input ends before byte %llu of the data to copy",
+                             (unsigned long long)(at + k));
+                abandon(w);
+                return rc;
+            }
+            if (r < 0) return io_fail(w, errno, "copy failed", err);
+            at += k;
+        }
+        n -= k;
         w->cur_got += k;
         w->data_pos += k;
         w->data_given += k;
     }
     return GGUF_OK;
+}
+
+int gguf_writer_write(gguf_writer *w, const void *data, size_t n, gguf_error *err)
+{
+    if (!data && n && !check_open(w, NULL))
+        return gg_fail(err, GGUF_E_INVALID, 0, UINT64_MAX, w->name, "data is NULL");
+    return feed(w, data, -1, 0, n, err);
+}
+
+int gguf_writer_write_from(gguf_writer *w, int fd, uint64_t offset, uint64_t n, gguf_error *err)
+{
+    if (fd < 0 && n && !check_open(w, NULL))
+        return gg_fail(err, GGUF_E_INVALID, 0, UINT64_MAX, w->name, "invalid descriptor");
+    return feed(w, NULL, fd, offset, n, err);
 }
 
 /* Name of the directory of path, for fsync; caller frees. */

@@ -3,3 +3,4 @@ dist_man_MANS += man/gguf-dump.1 man/libgguf.3
 dist_man_MANS += man/gguf-requant.1
 dist_man_MANS += man/gguf-verify.1
 dist_man_MANS += man/qwen-run.1
+dist_man_MANS += man/gguf-edit.1

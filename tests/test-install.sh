@@ -78,6 +78,7 @@ static=$(sed -n 's/^build_old_libs=//p' "$top_builddir/libtool" | head -n 1)
 expect "tool gguf-dump"      "$root$bindir/gguf-dump"
 expect "tool gguf-requant"   "$root$bindir/gguf-requant"
 expect "tool gguf-verify"    "$root$bindir/gguf-verify"
+expect "tool gguf-edit"      "$root$bindir/gguf-edit"
 expect "tool qwen-run"       "$root$bindir/qwen-run"
 if [ "$shared" = yes ]; then
     expect "shared library"  "$root$libdir/libgguf.so.*"
@@ -95,6 +96,7 @@ expect "pkg-config file"     "$root$libdir/pkgconfig/libgguf.pc"
 expect "gguf-dump(1)"        "$root$mandir/man1/gguf-dump.1"
 expect "gguf-requant(1)"     "$root$mandir/man1/gguf-requant.1"
 expect "gguf-verify(1)"      "$root$mandir/man1/gguf-verify.1"
+expect "gguf-edit(1)"        "$root$mandir/man1/gguf-edit.1"
 expect "qwen-run(1)"         "$root$mandir/man1/qwen-run.1"
 expect "libgguf(3)"          "$root$mandir/man3/libgguf.3"
 if [ "$shared" = yes ] && [ ! -e "$root$libdir/libgguf.so" ]; then

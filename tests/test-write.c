@@ -1200,6 +1200,100 @@ static void cleanup(void)
     rmdir(tmpdir);
 }
 
+/* gguf_writer_write_from(): the same file as gguf_writer_write() with the
+ * same bytes, to a file (copy_file_range) and to a pipe (read and write);
+ * a source that ends too soon, a bad descriptor, more bytes than the
+ * tensors hold. */
+static void test_write_from(void)
+{
+    enum { A = 100, B = 3000 }; /* tensor bytes: padding between them */
+    unsigned char src[A + B];
+    for (size_t i = 0; i < sizeof src; i++) src[i] = (unsigned char)(i * 7 + 3);
+    char in[512], p1[512], p2[512];
+    path_in(in, sizeof in, "from-src.bin");
+    path_in(p1, sizeof p1, "from-mem.gguf");
+    path_in(p2, sizeof p2, "from-fd.gguf");
+    FILE *fp = fopen(in, "wb");
+    if (!fp || fwrite("xyz", 1, 3, fp) != 3 || fwrite(src, 1, sizeof src, fp) != sizeof src || fclose(fp))
+        HARD_ERROR("writing %s", in);
+    int fd = open(in, O_RDONLY);
+    if (fd < 0) HARD_ERROR("open %s", in);
+    for (int mode = 0; mode < 3; mode++) {
+        gguf_error err;
+        gguf_writer *w = gguf_writer_new();
+        const uint64_t ne_a[1] = {A / 4}, ne_b[1] = {B / 4};
+        if (!w || gguf_writer_add_tensor(w, "a", GGUF_T_F32, 1, ne_a, &err) ||
+            gguf_writer_add_tensor(w, "b", GGUF_T_F32, 1, ne_b, &err))
+            HARD_ERROR("writer");
+        int pfd[2] = {-1, -1};
+        pid_t child = -1;
+        if (mode == 2) {
+            /* to a pipe, read by a child into p2 */
+            if (pipe(pfd)) HARD_ERROR("pipe");
+            child = fork();
+            if (child == 0) {
+                close(pfd[1]);
+                FILE *o = fopen(p2, "wb");
+                char buf[4096];
+                ssize_t r;
+                while ((r = read(pfd[0], buf, sizeof buf)) > 0) fwrite(buf, 1, (size_t)r, o);
+                _exit(fclose(o) ? 1 : 0);
+            }
+            close(pfd[0]);
+            CHECK(gguf_writer_open_fd(w, pfd[1], "(pipe)", &err) == GGUF_OK, "open pipe: %s", err.message);
+        } else {
+            CHECK(gguf_writer_open(w, mode ? p2 : p1, &err) == GGUF_OK, "open: %s", err.message);
+        }
+        int rc;
+        if (mode == 0) {
+            rc = gguf_writer_write(w, src, sizeof src, &err);
+        } else {
+            /* in pieces that split and span the tensors */
+            rc = gguf_writer_write_from(w, fd, 3, 40, &err);
+            if (!rc) rc = gguf_writer_write_from(w, fd, 43, 2000, &err);
+            if (!rc) rc = gguf_writer_write_from(w, fd, 2043, A + B - 2040, &err);
+        }
+        CHECK(rc == GGUF_OK, "mode %d: write: %s", mode, err.message);
+        CHECK(gguf_writer_finish(w, &err) == GGUF_OK, "mode %d: finish: %s", mode, err.message);
+        gguf_writer_free(w);
+        if (mode == 2) {
+            close(pfd[1]);
+            int st;
+            if (waitpid(child, &st, 0) != child || !WIFEXITED(st) || WEXITSTATUS(st)) HARD_ERROR("reader");
+        }
+        if (mode) {
+            struct bytes x = {0}, y = {0};
+            CHECK(read_file(p1, &x) == 0 && read_file(p2, &y) == 0 && x.n == y.n && x.n > A + B &&
+                      memcmp(x.p, y.p, x.n) == 0,
+                  "mode %d: write_from's file differs from write's", mode);
+            free(x.p);
+            free(y.p);
+            unlink(p2);
+        }
+    }
+    /* a source that ends too soon; a bad descriptor; too many bytes */
+    gguf_error err;
+    gguf_writer *w = gguf_writer_new();
+    const uint64_t ne[1] = {(A + B) / 4};
+    if (!w || gguf_writer_add_tensor(w, "t", GGUF_T_F32, 1, ne, &err)) HARD_ERROR("writer");
+    CHECK(gguf_writer_open(w, p2, &err) == GGUF_OK, "open: %s", err.message);
+    CHECK(gguf_writer_write_from(w, -1, 0, 4, &err) == GGUF_E_INVALID, "bad descriptor");
+    CHECK(gguf_writer_write_from(w, fd, 3, A + B + 4, &err) == GGUF_E_INVALID, "more bytes than the tensors");
+    gguf_writer_free(w);
+    w = gguf_writer_new();
+    if (!w || gguf_writer_add_tensor(w, "t", GGUF_T_F32, 1, ne, &err)) HARD_ERROR("writer");
+    CHECK(gguf_writer_open(w, p2, &err) == GGUF_OK, "open: %s", err.message);
+    CHECK(gguf_writer_write_from(w, fd, 100, A + B, &err) == GGUF_E_FORMAT &&
+              strstr(err.message, "the input ends before byte") != NULL,
+          "a short source: %s", err.message);
+    CHECK(gguf_writer_finish(w, &err) != GGUF_OK, "finish after a short source");
+    gguf_writer_free(w);
+    CHECK(access(p2, F_OK) != 0, "no output after a short source");
+    close(fd);
+    unlink(in);
+    unlink(p1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--list") == 0) return list_file(argv[2]);
@@ -1214,5 +1308,6 @@ int main(int argc, char **argv)
     test_failures();
     test_limits();
     test_round_trip();
+    test_write_from();
     tu_finish();
 }

@@ -14,6 +14,10 @@ bin_PROGRAMS += gguf-requant
 gguf_requant_SOURCES = tools/gguf-requant.c tools/mixture.c tools/mixture.h
 gguf_requant_LDADD = tools/libcli.la gguf/libgguf.la -lm
 
+bin_PROGRAMS += gguf-edit
+gguf_edit_SOURCES = tools/gguf-edit.c
+gguf_edit_LDADD = tools/libcli.la gguf/libgguf.la -lm
+
 bin_PROGRAMS += gguf-verify
 gguf_verify_SOURCES = tools/gguf-verify.c tools/manifest.c tools/manifest.h
 gguf_verify_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm

@@ -1,0 +1,1145 @@
+/* gguf-edit -- change the metadata of a GGUF file: set, delete and rename
+ * keys; the tensor data is copied as it is (by the kernel where it can). */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gguf/gguf.h"
+#include "tools/cli.h"
+#include "tools/guard.h"
+#include "tools/value.h"
+
+#define KEY_ALIGNMENT "general.alignment"
+/* The longest key the format allows. */
+#define KEY_MAX 65535
+
+static cli_out *out = &cli_stdout;
+
+static void usage(void)
+{
+    cli_out_printf(out,
+        "Usage: %s [OPTION]... FILE OUT\n"
+        "  or:  %s -n [OPTION]... FILE\n"
+        "Change the metadata of the GGUF file FILE: set, delete and rename keys.\n"
+        "The result is written to OUT, a new file (FILE is never changed), whole\n"
+        "or not at all; the tensors are copied as they are, by the kernel where\n"
+        "it can.  FILE may be - or a pipe, OUT - (standard output, not a terminal).\n"
+        "\n"
+        "Edits, applied in command-line order (each may be repeated):\n"
+        "      --set=KEY=[TYPE:]VALUE\n"
+        "                        give KEY the value VALUE (a new key is added\n"
+        "                        after the others); TYPE: str, bool, u8, i8, u16,\n"
+        "                        i16, u32, i32, u64, i64, f32, f64 (a VALUE of\n"
+        "                        [A, B ...]: an array of that type), or json (a\n"
+        "                        JSON string, number, true, false or array);\n"
+        "                        without TYPE, the type KEY has (a new key needs one)\n"
+        "      --set-file=KEY=[TYPE:]PATH\n"
+        "                        the same with the value read from the file PATH:\n"
+        "                        its bytes as a string (str, the default), or a\n"
+        "                        JSON value (json, or any other TYPE)\n"
+        "      --delete=KEY      remove KEY\n"
+        "      --rename=OLD=NEW  rename the key OLD to NEW, in its place\n"
+        "\n"
+        "Output:\n"
+        "  -n, --dry-run         print the changes as a diff of the metadata;\n"
+        "                        write nothing (OUT may then be left out)\n"
+        "  -q, --quiet           no diff with --dry-run: the exit status tells\n"
+        "  -h, --help            show this help and exit\n"
+        "  -V, --version         show the version and exit\n"
+        "\n"
+        "Edits that would make an invalid file are refused: an empty key or one\n"
+        "of more than 65535 bytes, a key twice, a value of the wrong type,\n"
+        "general.alignment (the tensor data would move), the split.* keys of\n"
+        "split sets (see gguf-requant).\n"
+        "\n"
+        "Exit status: 0 success, 1 with --dry-run: nothing would change, 2\n"
+        "trouble (usage, an unreadable or invalid FILE, a key to delete or rename\n"
+        "that is absent, a refused edit, an output that cannot be written).\n",
+        cli_prog, cli_prog);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Edits                                                                     */
+
+enum op { OP_SET, OP_SET_FILE, OP_DELETE, OP_RENAME };
+
+struct edit {
+    enum op op;
+    char *key;              /* KEY, or OLD */
+    const char *arg;        /* [TYPE:]VALUE, [TYPE:]PATH, or NEW; points into key's allocation */
+};
+
+/* A value given on the command line (or in a file), parsed. */
+struct newval {
+    uint32_t type;          /* GGUF_VT_*: a scalar, a string or an array */
+    uint32_t elem_type;     /* arrays */
+    uint64_t count;         /* arrays */
+    gguf_value v;           /* scalars; strings point into str */
+    char *str;              /* a string's bytes (owned) */
+    size_t str_len;
+    void *data;             /* arrays of fixed-size elements: count of them */
+    gguf_str *strs;         /* arrays of strings: count of them, each owned */
+};
+
+static void newval_free(struct newval *nv)
+{
+    if (!nv) return;
+    free(nv->str);
+    free(nv->data);
+    for (uint64_t i = 0; nv->strs && i < nv->count; i++) free((char *)nv->strs[i].ptr);
+    free(nv->strs);
+    free(nv);
+}
+
+/* An entry of the output's metadata: a pair of the input (under its name
+ * or another), or a new value. */
+struct item {
+    char *name;
+    const gguf_kv *src;     /* the input's pair, when it keeps its value */
+    struct newval *nv;      /* else the value */
+};
+
+struct plan {
+    struct item *it;
+    size_t n, cap;
+};
+
+/* Type names of --set. */
+static const struct {
+    const char *name;
+    uint32_t type;
+} type_names[] = {
+    {"str", GGUF_VT_STRING}, {"bool", GGUF_VT_BOOL}, {"u8", GGUF_VT_UINT8},   {"i8", GGUF_VT_INT8},
+    {"u16", GGUF_VT_UINT16}, {"i16", GGUF_VT_INT16}, {"u32", GGUF_VT_UINT32}, {"i32", GGUF_VT_INT32},
+    {"u64", GGUF_VT_UINT64}, {"i64", GGUF_VT_INT64}, {"f32", GGUF_VT_FLOAT32}, {"f64", GGUF_VT_FLOAT64},
+};
+#define TYPE_JSON UINT32_MAX /* json: inferred from the value */
+#define TYPE_NONE (UINT32_MAX - 1)
+
+/* The TYPE: prefix of spec: its type (TYPE_NONE when there is none, or
+ * when the text before the first colon is not a type name), and in *rest
+ * what follows. */
+static uint32_t spec_type(const char *spec, const char **rest)
+{
+    const char *colon = strchr(spec, ':');
+    *rest = spec;
+    if (!colon) return TYPE_NONE;
+    size_t n = (size_t)(colon - spec);
+    if (n == 4 && memcmp(spec, "json", 4) == 0) {
+        *rest = colon + 1;
+        return TYPE_JSON;
+    }
+    for (size_t i = 0; i < sizeof type_names / sizeof type_names[0]; i++)
+        if (strlen(type_names[i].name) == n && memcmp(spec, type_names[i].name, n) == 0) {
+            *rest = colon + 1;
+            return type_names[i].type;
+        }
+    return TYPE_NONE;
+}
+
+/* --- a small JSON reader: strings, numbers, true, false, arrays of them --- */
+
+struct json {
+    const char *p, *end;
+    char err[160];
+};
+
+/* A JSON scalar, read. */
+struct jscalar {
+    int kind;               /* 's' string, 'n' number, 'b' bool */
+    char *s;                /* string bytes (owned) */
+    size_t len;
+    char num[64];           /* the number's text */
+    int is_int;             /* the number has no fraction or exponent */
+    int b;
+};
+
+static void jskip(struct json *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
+}
+
+static int jfail(struct json *j, const char *what)
+{
+    snprintf(j->err, sizeof j->err, "%s", what);
+    return -1;
+}
+
+/* Appends the UTF-8 of code point c. */
+static void put_utf8(char *o, size_t *n, uint32_t c)
+{
+    if (c < 0x80) {
+        o[(*n)++] = (char)c;
+    } else if (c < 0x800) {
+        o[(*n)++] = (char)(0xc0 | c >> 6);
+        o[(*n)++] = (char)(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+        o[(*n)++] = (char)(0xe0 | c >> 12);
+        o[(*n)++] = (char)(0x80 | (c >> 6 & 0x3f));
+        o[(*n)++] = (char)(0x80 | (c & 0x3f));
+    } else {
+        o[(*n)++] = (char)(0xf0 | c >> 18);
+        o[(*n)++] = (char)(0x80 | (c >> 12 & 0x3f));
+        o[(*n)++] = (char)(0x80 | (c >> 6 & 0x3f));
+        o[(*n)++] = (char)(0x80 | (c & 0x3f));
+    }
+}
+
+static int hex4(const char *p, uint32_t *v)
+{
+    uint32_t x = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        x <<= 4;
+        if (c >= '0' && c <= '9') x |= (uint32_t)(c - '0');
+        else if (c >= 'a' && c <= 'f') x |= (uint32_t)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') x |= (uint32_t)(c - 'A' + 10);
+        else return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+static int jstring(struct json *j, struct jscalar *s)
+{
+    j->p++; /* the quote */
+    char *o = malloc((size_t)(j->end - j->p) + 1);
+    if (!o) return jfail(j, "out of memory");
+    size_t n = 0;
+    while (j->p < j->end && *j->p != '"') {
+        unsigned char c = (unsigned char)*j->p++;
+        if (c < 0x20) {
+            free(o);
+            return jfail(j, "a control character in a string");
+        }
+        if (c != '\\') {
+            o[n++] = (char)c;
+            continue;
+        }
+        if (j->p >= j->end) break;
+        char e = *j->p++;
+        uint32_t u, lo;
+        switch (e) {
+        case '"': o[n++] = '"'; break;
+        case '\\': o[n++] = '\\'; break;
+        case '/': o[n++] = '/'; break;
+        case 'b': o[n++] = '\b'; break;
+        case 'f': o[n++] = '\f'; break;
+        case 'n': o[n++] = '\n'; break;
+        case 'r': o[n++] = '\r'; break;
+        case 't': o[n++] = '\t'; break;
+        case 'u':
+            if (j->end - j->p < 4 || hex4(j->p, &u)) {
+                free(o);
+                return jfail(j, "a bad \\u escape");
+            }
+            j->p += 4;
+            if (u >= 0xd800 && u < 0xdc00) {
+                if (j->end - j->p < 6 || j->p[0] != '\\' || j->p[1] != 'u' || hex4(j->p + 2, &lo) ||
+                    lo < 0xdc00 || lo >= 0xe000) {
+                    free(o);
+                    return jfail(j, "a lone surrogate in a \\u escape");
+                }
+                j->p += 6;
+                u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+            } else if (u >= 0xdc00 && u < 0xe000) {
+                free(o);
+                return jfail(j, "a lone surrogate in a \\u escape");
+            }
+            put_utf8(o, &n, u);
+            break;
+        default:
+            free(o);
+            return jfail(j, "a bad escape in a string");
+        }
+    }
+    if (j->p >= j->end) {
+        free(o);
+        return jfail(j, "a string without its closing quote");
+    }
+    j->p++;
+    s->kind = 's';
+    s->s = o;
+    s->len = n;
+    return 0;
+}
+
+static int jscalar_read(struct json *j, struct jscalar *s)
+{
+    memset(s, 0, sizeof *s);
+    jskip(j);
+    if (j->p >= j->end) return jfail(j, "a value is missing");
+    if (*j->p == '"') return jstring(j, s);
+    if (j->end - j->p >= 4 && memcmp(j->p, "true", 4) == 0) {
+        j->p += 4;
+        s->kind = 'b';
+        s->b = 1;
+        return 0;
+    }
+    if (j->end - j->p >= 5 && memcmp(j->p, "false", 5) == 0) {
+        j->p += 5;
+        s->kind = 'b';
+        return 0;
+    }
+    const char *q = j->p;
+    if (q < j->end && *q == '-') q++;
+    if (q >= j->end || *q < '0' || *q > '9') {
+        if (*j->p == '[') return jfail(j, "nested arrays are not supported");
+        if (*j->p == '{') return jfail(j, "objects are not supported");
+        if (*j->p == 'n') return jfail(j, "null is not supported");
+        return jfail(j, "not a JSON value");
+    }
+    int is_int = 1;
+    while (q < j->end && ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' || *q == 'E' || *q == '+' ||
+                          *q == '-')) {
+        if (*q == '.' || *q == 'e' || *q == 'E') is_int = 0;
+        q++;
+    }
+    if ((size_t)(q - j->p) >= sizeof s->num) return jfail(j, "a number too long");
+    memcpy(s->num, j->p, (size_t)(q - j->p));
+    s->num[q - j->p] = '\0';
+    s->kind = 'n';
+    s->is_int = is_int;
+    j->p = q;
+    return 0;
+}
+
+/* --- values -------------------------------------------------------------- */
+
+/* text (NUL-terminated) as a scalar of fixed-size type `type` into *v.
+ * Returns 0, or -1 with a reason in why. */
+static int parse_scalar(const char *text, uint32_t type, gguf_value *v, char *why, size_t why_n)
+{
+    memset(v, 0, sizeof *v);
+    v->type = type;
+    char *end;
+    errno = 0;
+    if (type == GGUF_VT_BOOL) {
+        if (strcmp(text, "true") == 0) v->v.b = 1;
+        else if (strcmp(text, "false") == 0) v->v.b = 0;
+        else goto bad;
+        return 0;
+    }
+    if (type == GGUF_VT_FLOAT32 || type == GGUF_VT_FLOAT64) {
+        double d = strtod(text, &end);
+        if (end == text || *end) goto bad;
+        if (type == GGUF_VT_FLOAT32) {
+            if (isfinite(d) && fabs(d) > FLT_MAX) goto range;
+            v->v.f32 = (float)d;
+        } else {
+            v->v.f64 = d;
+        }
+        return 0;
+    }
+    int is_signed = type == GGUF_VT_INT8 || type == GGUF_VT_INT16 || type == GGUF_VT_INT32 ||
+                    type == GGUF_VT_INT64;
+    if (is_signed) {
+        long long x = strtoll(text, &end, 10);
+        if (end == text || *end) goto bad;
+        if (errno == ERANGE) goto range;
+        switch (type) {
+        case GGUF_VT_INT8: if (x < INT8_MIN || x > INT8_MAX) goto range; v->v.i8 = (int8_t)x; break;
+        case GGUF_VT_INT16: if (x < INT16_MIN || x > INT16_MAX) goto range; v->v.i16 = (int16_t)x; break;
+        case GGUF_VT_INT32: if (x < INT32_MIN || x > INT32_MAX) goto range; v->v.i32 = (int32_t)x; break;
+        default: v->v.i64 = x; break;
+        }
+        return 0;
+    }
+    if (text[0] == '-') goto range;
+    unsigned long long x = strtoull(text, &end, 10);
+    if (end == text || *end) goto bad;
+    if (errno == ERANGE) goto range;
+    switch (type) {
+    case GGUF_VT_UINT8: if (x > UINT8_MAX) goto range; v->v.u8 = (uint8_t)x; break;
+    case GGUF_VT_UINT16: if (x > UINT16_MAX) goto range; v->v.u16 = (uint16_t)x; break;
+    case GGUF_VT_UINT32: if (x > UINT32_MAX) goto range; v->v.u32 = (uint32_t)x; break;
+    default: v->v.u64 = x; break;
+    }
+    return 0;
+bad:
+    snprintf(why, why_n, "'%s' is not a %s", text, gguf_vtype_name(type));
+    return -1;
+range:
+    snprintf(why, why_n, "%s is out of the range of %s", text, gguf_vtype_name(type));
+    return -1;
+}
+
+/* The type JSON scalars of these kinds take in a new key: strings STRING,
+ * booleans BOOL, integers INT32 (INT64 when one does not fit), other
+ * numbers FLOAT32; GGUF_VT_COUNT when they are mixed. */
+static uint32_t infer_type(const struct jscalar *s, size_t n)
+{
+    uint32_t t = GGUF_VT_COUNT;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        if (s[i].kind == 's') u = GGUF_VT_STRING;
+        else if (s[i].kind == 'b') u = GGUF_VT_BOOL;
+        else if (!s[i].is_int) u = GGUF_VT_FLOAT32;
+        else {
+            errno = 0;
+            long long x = strtoll(s[i].num, NULL, 10);
+            u = errno == 0 && x >= INT32_MIN && x <= INT32_MAX ? GGUF_VT_INT32 : GGUF_VT_INT64;
+        }
+        if (i == 0) t = u;
+        else if (t != u) {
+            int num_t = t == GGUF_VT_INT32 || t == GGUF_VT_INT64 || t == GGUF_VT_FLOAT32;
+            int num_u = u == GGUF_VT_INT32 || u == GGUF_VT_INT64 || u == GGUF_VT_FLOAT32;
+            if (!num_t || !num_u) return GGUF_VT_COUNT;
+            t = t == GGUF_VT_FLOAT32 || u == GGUF_VT_FLOAT32 ? GGUF_VT_FLOAT32 : GGUF_VT_INT64;
+        }
+    }
+    return t;
+}
+
+/* JSON scalar s as a value of `type` into *v (strings: borrowed). */
+static int scalar_of(const struct jscalar *s, uint32_t type, gguf_value *v, char *why, size_t why_n)
+{
+    if (type == GGUF_VT_STRING) {
+        if (s->kind != 's') {
+            snprintf(why, why_n, "a %s where a string is wanted", s->kind == 'b' ? "boolean" : "number");
+            return -1;
+        }
+        memset(v, 0, sizeof *v);
+        v->type = type;
+        v->v.str.ptr = s->s;
+        v->v.str.len = s->len;
+        return 0;
+    }
+    if (s->kind == 's') {
+        snprintf(why, why_n, "a string where a %s is wanted", gguf_vtype_name(type));
+        return -1;
+    }
+    if ((s->kind == 'b') != (type == GGUF_VT_BOOL)) {
+        snprintf(why, why_n, "a %s where a %s is wanted", s->kind == 'b' ? "boolean" : "number",
+                 gguf_vtype_name(type));
+        return -1;
+    }
+    return parse_scalar(s->kind == 'b' ? (s->b ? "true" : "false") : s->num, type, v, why, why_n);
+}
+
+/* Parses the JSON text (len bytes) into *nv: a scalar, or an array of
+ * scalars.  `want` is the type asked for (TYPE_JSON: inferred, TYPE_NONE:
+ * the key's, in have/have_elem; else a scalar type, arrays of it too). */
+static int parse_json(const char *text, size_t len, uint32_t want, uint32_t have, uint32_t have_elem,
+                      struct newval *nv, char *why, size_t why_n)
+{
+    struct json j = {text, text + len, ""};
+    struct jscalar *el = NULL;
+    size_t n = 0, cap = 0;
+    int rc = -1, is_array = 0;
+    jskip(&j);
+    if (j.p < j.end && *j.p == '[') {
+        is_array = 1;
+        j.p++;
+        jskip(&j);
+        if (j.p < j.end && *j.p == ']') {
+            j.p++;
+        } else {
+            for (;;) {
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 16;
+                    struct jscalar *p = realloc(el, cap * sizeof *p);
+                    if (!p) {
+                        jfail(&j, "out of memory");
+                        goto done;
+                    }
+                    el = p;
+                }
+                if (jscalar_read(&j, &el[n])) goto done;
+                n++;
+                jskip(&j);
+                if (j.p < j.end && *j.p == ',') {
+                    j.p++;
+                    continue;
+                }
+                if (j.p < j.end && *j.p == ']') {
+                    j.p++;
+                    break;
+                }
+                jfail(&j, "an array without its closing bracket");
+                goto done;
+            }
+        }
+    } else {
+        el = malloc(sizeof *el);
+        if (!el) {
+            jfail(&j, "out of memory");
+            goto done;
+        }
+        if (jscalar_read(&j, el)) goto done;
+        n = 1;
+    }
+    jskip(&j);
+    if (j.p != j.end) {
+        jfail(&j, "more after the value");
+        goto done;
+    }
+    /* the type of the value (of its elements) */
+    uint32_t t;
+    if (want == TYPE_JSON && have != GGUF_VT_COUNT) want = TYPE_NONE; /* the key's type */
+    if (want == TYPE_JSON) {
+        t = n ? infer_type(el, n) : GGUF_VT_COUNT;
+        if (t == GGUF_VT_COUNT && n) {
+            jfail(&j, "array elements of different kinds");
+            goto done;
+        }
+        if (t == GGUF_VT_COUNT) {
+            if (have == GGUF_VT_ARRAY) {
+                t = have_elem;
+            } else {
+                jfail(&j, "an empty array has no element type: give one (i32:[] ...)");
+                goto done;
+            }
+        }
+    } else if (want == TYPE_NONE) {
+        if ((have == GGUF_VT_ARRAY) != is_array) {
+            jfail(&j, is_array ? "an array for a key that holds a scalar" : "a scalar for a key that holds an array");
+            goto done;
+        }
+        t = is_array ? have_elem : have;
+        if (t == GGUF_VT_ARRAY) {
+            jfail(&j, "the key holds nested arrays, which cannot be given");
+            goto done;
+        }
+    } else {
+        t = want;
+    }
+    if (!is_array) {
+        nv->type = t;
+        if (scalar_of(&el[0], t, &nv->v, j.err, sizeof j.err)) goto done;
+        if (t == GGUF_VT_STRING) {
+            nv->str = el[0].s;
+            nv->str_len = el[0].len;
+            el[0].s = NULL;
+            nv->v.v.str.ptr = nv->str;
+        }
+        rc = 0;
+        goto done;
+    }
+    nv->type = GGUF_VT_ARRAY;
+    nv->elem_type = t;
+    nv->count = n;
+    if (t == GGUF_VT_STRING) {
+        nv->strs = calloc(n ? n : 1, sizeof *nv->strs);
+        if (!nv->strs) {
+            jfail(&j, "out of memory");
+            goto done;
+        }
+    } else {
+        nv->data = calloc(n ? n : 1, gguf_vtype_size(t));
+        if (!nv->data) {
+            jfail(&j, "out of memory");
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        gguf_value v;
+        char e[128];
+        if (scalar_of(&el[i], t, &v, e, sizeof e)) {
+            snprintf(j.err, sizeof j.err, "element %zu: %s", i, e);
+            goto done;
+        }
+        if (t == GGUF_VT_STRING) {
+            nv->strs[i].ptr = el[i].s;
+            nv->strs[i].len = el[i].len;
+            el[i].s = NULL;
+        } else if (t == GGUF_VT_BOOL) {
+            ((uint8_t *)nv->data)[i] = (uint8_t)v.v.b;
+        } else {
+            memcpy((char *)nv->data + i * gguf_vtype_size(t), &v.v, gguf_vtype_size(t));
+        }
+    }
+    rc = 0;
+done:
+    for (size_t i = 0; i < n; i++) free(el[i].s);
+    free(el);
+    if (rc) snprintf(why, why_n, "%s", j.err);
+    return rc;
+}
+
+/* Reads the file at path whole (at most 256 MiB: the metadata limit). */
+static char *read_file(const char *path, size_t *len, char *why, size_t why_n)
+{
+    FILE *fp = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!fp) {
+        snprintf(why, why_n, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t k = fread(buf + n, 1, cap - n, fp);
+        n += k;
+        if (k == 0) break;
+        if (n == cap) {
+            if (cap >= GGUF_METADATA_MAX) {
+                snprintf(why, why_n, "%s: larger than the metadata may be", path);
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            char *p = realloc(buf, cap * 2);
+            if (!p) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = p;
+            cap *= 2;
+        }
+    }
+    if (buf && ferror(fp)) {
+        snprintf(why, why_n, "%s: %s", path, strerror(errno));
+        free(buf);
+        buf = NULL;
+    } else if (!buf && !why[0]) {
+        snprintf(why, why_n, "out of memory");
+    }
+    if (fp != stdin) fclose(fp);
+    *len = n;
+    return buf;
+}
+
+/* The value of a --set or --set-file edit for a key whose present value is
+ * `cur` (NULL: a new key).  Returns it, or NULL with a reason in why. */
+static struct newval *make_value(const struct edit *e, const gguf_value *cur, char *why, size_t why_n)
+{
+    const char *rest;
+    uint32_t want = spec_type(e->arg, &rest);
+    struct newval *nv = calloc(1, sizeof *nv);
+    if (!nv) {
+        snprintf(why, why_n, "out of memory");
+        return NULL;
+    }
+    why[0] = '\0';
+    const uint32_t have = cur ? cur->type : GGUF_VT_COUNT, have_elem = cur ? cur->elem_type : GGUF_VT_COUNT;
+    if (want == TYPE_NONE && !cur) {
+        snprintf(why, why_n, "a new key needs a type (str:, u32:, json: ...)");
+        goto fail;
+    }
+    char *text = NULL;
+    size_t len;
+    if (e->op == OP_SET_FILE) {
+        if (!(text = read_file(rest, &len, why, why_n))) goto fail;
+        /* a string: the file's bytes */
+        if (want == GGUF_VT_STRING || (want == TYPE_NONE && have == GGUF_VT_STRING)) {
+            nv->type = GGUF_VT_STRING;
+            nv->str = text;
+            nv->str_len = len;
+            nv->v.type = GGUF_VT_STRING;
+            nv->v.v.str.ptr = text;
+            nv->v.v.str.len = len;
+            return nv;
+        }
+    } else {
+        len = strlen(rest);
+        /* a string as given; a scalar of the type given or had */
+        uint32_t t = want == TYPE_NONE ? have : want;
+        if (t == GGUF_VT_STRING) {
+            if (!(nv->str = strdup(rest))) goto nomem;
+            nv->type = GGUF_VT_STRING;
+            nv->str_len = len;
+            nv->v.type = GGUF_VT_STRING;
+            nv->v.v.str.ptr = nv->str;
+            nv->v.v.str.len = len;
+            return nv;
+        }
+        if (want != TYPE_JSON && t != GGUF_VT_ARRAY && rest[0] != '[') {
+            if (parse_scalar(rest, t, &nv->v, why, why_n)) goto fail;
+            nv->type = t;
+            return nv;
+        }
+        if (!(text = strdup(rest))) goto nomem;
+    }
+    int rc = parse_json(text, len, want, have, have_elem, nv, why, why_n);
+    free(text);
+    if (rc) goto fail;
+    return nv;
+nomem:
+    snprintf(why, why_n, "out of memory");
+fail:
+    newval_free(nv);
+    return NULL;
+}
+
+/* The item named `key` in p, or -1. */
+static long find_item(const struct plan *p, const char *key)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (strcmp(p->it[i].name, key) == 0) return (long)i;
+    return -1;
+}
+
+static int is_split_key(const char *key)
+{
+    return strcmp(key, "split.no") == 0 || strcmp(key, "split.count") == 0 ||
+           strcmp(key, "split.tensors.count") == 0;
+}
+
+/* A key an edit may not write or remove; the reason, or NULL. */
+static const char *refused_key(const char *key, int is_set)
+{
+    size_t n = strlen(key);
+    if (n == 0) return "an empty key";
+    if (n > KEY_MAX) return "a key of more than 65535 bytes";
+    if (strcmp(key, KEY_ALIGNMENT) == 0)
+        return "general.alignment cannot be edited: the tensor data would move";
+    if (is_split_key(key) && is_set) return "the split.* keys describe a split set: gguf-requant writes them";
+    return NULL;
+}
+
+static void plan_free(struct plan *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        free(p->it[i].name);
+        newval_free(p->it[i].nv);
+    }
+    free(p->it);
+}
+
+/* The output's metadata: f's pairs with the edits applied in order.
+ * Returns 0, or -1 after a message. */
+static int make_plan(const gguf_file *f, const struct edit *ed, size_t n_ed, struct plan *p)
+{
+    const char *fname = gguf_name(f);
+    uint64_t n_kv = gguf_kv_count(f);
+    p->cap = (size_t)n_kv + n_ed + 1;
+    p->it = calloc(p->cap, sizeof *p->it);
+    if (!p->it) goto nomem;
+    for (uint64_t i = 0; i < n_kv; i++) {
+        const gguf_kv *kv = gguf_kv_at(f, i);
+        if (memchr(kv->key.ptr, '\0', kv->key.len)) {
+            cli_error(fname, "key %llu holds a NUL byte, which the output cannot",
+                      (unsigned long long)i);
+            return -1;
+        }
+        if (!(p->it[p->n].name = strndup(kv->key.ptr, kv->key.len))) goto nomem;
+        p->it[p->n++].src = kv;
+    }
+    for (size_t k = 0; k < n_ed; k++) {
+        const struct edit *e = &ed[k];
+        const char *why = refused_key(e->key, e->op == OP_SET || e->op == OP_SET_FILE);
+        if (!why && e->op == OP_RENAME) why = refused_key(e->arg, 1);
+        if (!why && e->op != OP_RENAME && is_split_key(e->key)) why = refused_key(e->key, 1);
+        if (why) {
+            cli_error(fname, "%s", why);
+            return -1;
+        }
+        long at = find_item(p, e->key);
+        if (e->op == OP_DELETE || e->op == OP_RENAME) {
+            if (at < 0) {
+                cli_error(fname, "key '%s' not found (to %s)", e->key, e->op == OP_DELETE ? "delete" : "rename");
+                return -1;
+            }
+            if (e->op == OP_DELETE) {
+                free(p->it[at].name);
+                newval_free(p->it[at].nv);
+                memmove(p->it + at, p->it + at + 1, (p->n - (size_t)at - 1) * sizeof *p->it);
+                p->n--;
+                memset(&p->it[p->n], 0, sizeof p->it[p->n]);
+            } else {
+                if (find_item(p, e->arg) >= 0) {
+                    cli_error(fname, "cannot rename '%s' to '%s': that key exists", e->key, e->arg);
+                    return -1;
+                }
+                char *nn = strdup(e->arg);
+                if (!nn) goto nomem;
+                free(p->it[at].name);
+                p->it[at].name = nn;
+            }
+            continue;
+        }
+        struct item *it = at >= 0 ? &p->it[at] : NULL;
+        gguf_value cur_v;
+        const gguf_value *cur = NULL;
+        if (it && it->src) {
+            cur = &it->src->value;
+        } else if (it) {
+            memset(&cur_v, 0, sizeof cur_v);
+            cur_v.type = it->nv->type;
+            cur_v.elem_type = it->nv->elem_type;
+            cur = &cur_v;
+        }
+        char reason[256];
+        struct newval *nv = make_value(e, cur, reason, sizeof reason);
+        if (!nv) {
+            cli_error(fname, "--%s %s: %s", e->op == OP_SET ? "set" : "set-file", e->key, reason);
+            return -1;
+        }
+        if (!it) {
+            it = &p->it[p->n++];
+            memset(it, 0, sizeof *it);
+            if (!(it->name = strdup(e->key))) {
+                newval_free(nv);
+                goto nomem;
+            }
+        }
+        newval_free(it->nv);
+        it->nv = nv;
+        it->src = NULL;
+    }
+    return 0;
+nomem:
+    cli_error(NULL, "out of memory");
+    return -1;
+}
+
+/* The plan's pairs into writer w, after the input's version and byte
+ * order.  Returns GGUF_OK or the writer's status (err filled). */
+static int add_pairs(gguf_writer *w, const gguf_file *f, const struct plan *p, gguf_error *err)
+{
+    int rc;
+    if ((rc = gguf_writer_set_version(w, gguf_version(f), err))) return rc;
+    if ((rc = gguf_writer_set_byte_order(w, gguf_byte_order(f), err))) return rc;
+    for (size_t i = 0; i < p->n; i++) {
+        const struct item *it = &p->it[i];
+        const struct newval *nv = it->nv;
+        if (it->src)
+            rc = gguf_writer_add_value(w, it->name, &it->src->value, err);
+        else if (nv->type == GGUF_VT_ARRAY && nv->elem_type == GGUF_VT_STRING)
+            rc = gguf_writer_add_str_array(w, it->name, nv->strs, nv->count, err);
+        else if (nv->type == GGUF_VT_ARRAY)
+            rc = gguf_writer_add_array(w, it->name, nv->elem_type, nv->data, nv->count, err);
+        else
+            rc = gguf_writer_add_value(w, it->name, &nv->v, err);
+        if (rc) return rc;
+    }
+    return GGUF_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The diff                                                                  */
+
+static void put_pair(char sign, const gguf_kv *kv)
+{
+    long budget = VALUE_PREVIEW_ELEMENTS;
+    cli_out_putc(out, sign);
+    cli_out_text_str(out, kv->key.ptr, kv->key.len, 0);
+    cli_out_str(out, ": ");
+    value_put_vtype(out, &kv->value, 1);
+    cli_out_str(out, " = ");
+    value_put_text(out, &kv->value, &budget);
+    cli_out_putc(out, '\n');
+}
+
+/* 1 when the two values are the same, type and bytes. */
+static int same_value(const gguf_value *a, const gguf_value *b)
+{
+    if (a->type != b->type) return 0;
+    if (a->type == GGUF_VT_STRING)
+        return a->v.str.len == b->v.str.len && memcmp(a->v.str.ptr, b->v.str.ptr, a->v.str.len) == 0;
+    if (a->type != GGUF_VT_ARRAY) {
+        size_t n = gguf_vtype_size(a->type);
+        return a->type == GGUF_VT_BOOL ? a->v.b == b->v.b : memcmp(&a->v, &b->v, n) == 0;
+    }
+    if (a->elem_type != b->elem_type || a->count != b->count) return 0;
+    struct value_arr ra, rb;
+    value_arr_open(&ra, a);
+    value_arr_open(&rb, b);
+    for (uint64_t i = 0; i < a->count; i++) {
+        gguf_value x, y;
+        if (value_arr_get(&ra, i, &x) || value_arr_get(&rb, i, &y) || !same_value(&x, &y)) return 0;
+    }
+    return 1;
+}
+
+static const gguf_kv *find_kv(const gguf_file *f, const gguf_str *key)
+{
+    char *k = strndup(key->ptr, key->len);
+    const gguf_kv *kv = k ? gguf_kv_find(f, k) : NULL;
+    free(k);
+    return kv;
+}
+
+/* The changes from `a` to `b` (the new metadata, read back): removed and
+ * changed pairs in a's order, then the added ones in b's.  Returns the
+ * number of changes. */
+static uint64_t diff(const gguf_file *a, const gguf_file *b, const char *a_name, const char *b_name,
+                     int print)
+{
+    uint64_t changes = 0;
+    if (print) {
+        cli_out_str(out, "--- ");
+        cli_out_text_str(out, a_name, strlen(a_name), 0);
+        cli_out_str(out, "\n+++ ");
+        cli_out_text_str(out, b_name, strlen(b_name), 0);
+        cli_out_putc(out, '\n');
+    }
+    for (uint64_t i = 0; i < gguf_kv_count(a); i++) {
+        const gguf_kv *x = gguf_kv_at(a, i), *y = find_kv(b, &x->key);
+        if (y && same_value(&x->value, &y->value)) continue;
+        changes++;
+        if (!print) continue;
+        put_pair('-', x);
+        if (y) put_pair('+', y);
+    }
+    for (uint64_t i = 0; i < gguf_kv_count(b); i++) {
+        const gguf_kv *y = gguf_kv_at(b, i);
+        if (find_kv(a, &y->key)) continue;
+        changes++;
+        if (print) put_pair('+', y);
+    }
+    /* the same pairs in another order */
+    if (!changes && gguf_kv_count(a) == gguf_kv_count(b)) {
+        for (uint64_t i = 0; i < gguf_kv_count(a); i++) {
+            const gguf_kv *x = gguf_kv_at(a, i), *y = gguf_kv_at(b, i);
+            if (x->key.len != y->key.len || memcmp(x->key.ptr, y->key.ptr, x->key.len) != 0) {
+                changes++;
+                if (print) cli_out_str(out, "(the keys in another order)\n");
+                break;
+            }
+        }
+    }
+    return changes;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The run                                                                   */
+
+struct options {
+    struct edit *ed;
+    size_t n_ed;
+    int dry_run, quiet;
+    const char *in, *out;
+};
+
+/* The new metadata alone (no tensors), written to a temporary file and
+ * read back: the edits checked by the reader, and the diff's right side.
+ * Returns the file, or NULL after a message. */
+static gguf_file *read_back(const gguf_file *f, const struct plan *p)
+{
+    gguf_error err;
+    err.message[0] = '\0';
+    gguf_writer *w = gguf_writer_new();
+    FILE *tmp = tmpfile();
+    gguf_file *g = NULL;
+    int rc = !w || !tmp ? GGUF_E_NOMEM : add_pairs(w, f, p, &err);
+    if (!rc) rc = gguf_writer_open_fd(w, fileno(tmp), "(new metadata)", &err);
+    if (!rc) rc = gguf_writer_finish(w, &err);
+    if (!rc) {
+        int fd = dup(fileno(tmp));
+        if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) rc = GGUF_E_IO;
+        else rc = gguf_open_fd(&g, fd, "(new metadata)", GGUF_OPEN_NO_MMAP, &err);
+    }
+    if (rc) {
+        cli_error(gguf_name(f), "the edits make invalid metadata: %s",
+                  err.message[0] ? err.message : gguf_strerror(rc));
+        g = NULL;
+    }
+    gguf_writer_free(w);
+    if (tmp) fclose(tmp);
+    return g;
+}
+
+static int edit(const struct options *o)
+{
+    if (strcmp(o->in, "-") == 0 && cli_isatty(0)) {
+        cli_error("-", "standard input is a terminal");
+        return CLI_EXIT_TROUBLE;
+    }
+    if (o->out && strcmp(o->out, "-") == 0 && !o->dry_run && cli_isatty(1)) {
+        cli_error("(stdout)", "refusing to write binary data to a terminal");
+        return CLI_EXIT_TROUBLE;
+    }
+    int status = CLI_EXIT_TROUBLE;
+    gguf_error err;
+    err.message[0] = '\0';
+    /* The data is copied from a descriptor of the very file parsed. */
+    int fd = strcmp(o->in, "-") == 0 ? dup(0) : open(o->in, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        cli_error(o->in, "cannot open: %s", strerror(errno));
+        return CLI_EXIT_TROUBLE;
+    }
+    struct stat st;
+    int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    int pfd = dup(fd);
+    gguf_file *f = NULL, *g = NULL;
+    struct plan p = {0};
+    gguf_writer *w = NULL;
+    if (pfd < 0) {
+        cli_error(o->in, "cannot open: %s", strerror(errno));
+        close(fd);
+        return CLI_EXIT_TROUBLE;
+    }
+    guard_input_begin(o->in, NULL);
+    int rc = gguf_open_fd(&f, pfd, strcmp(o->in, "-") ? o->in : "-", regular ? 0 : GGUF_OPEN_SEQUENTIAL, &err);
+    guard_input_end(rc == GGUF_OK ? f : NULL);
+    if (rc) {
+        cli_message(err.message[0] ? err.message : gguf_strerror(rc));
+        goto done;
+    }
+    uint32_t count;
+    if (gguf_split_prefix(o->in, NULL, &count) && count > 1 && gguf_kv_find(f, "split.count"))
+        cli_error(o->in, "note: a shard of a split set: only this file is edited");
+    if (make_plan(f, o->ed, o->n_ed, &p)) goto done;
+    if (!(g = read_back(f, &p))) goto done;
+    const char *shown_out = o->out ? o->out : o->in;
+    uint64_t changes = diff(f, g, o->in, shown_out, o->dry_run && !o->quiet);
+    if (o->dry_run) {
+        status = changes ? CLI_EXIT_OK : CLI_EXIT_NEGATIVE;
+        goto done;
+    }
+    /* the input is never overwritten */
+    struct stat so;
+    if (strcmp(o->out, "-") != 0 && stat(o->out, &so) == 0 && regular && so.st_dev == st.st_dev &&
+        so.st_ino == st.st_ino) {
+        cli_error(o->out, "is the input file; write to another name (the input is never changed)");
+        goto done;
+    }
+    if (!(w = gguf_writer_new())) {
+        cli_error(NULL, "out of memory");
+        goto done;
+    }
+    if ((rc = add_pairs(w, f, &p, &err))) goto write_failed;
+    const uint64_t n = gguf_tensor_count(f);
+    for (uint64_t i = 0; i < n; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        char name[GGUF_TENSOR_NAME_MAX + 1];
+        snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
+        if ((rc = gguf_writer_add_tensor(w, name, t->type, t->n_dims, t->ne, &err))) goto write_failed;
+    }
+    guard_output_catch();
+    if ((rc = guard_output_open(w, o->out, &err))) goto write_failed;
+    /* A stream is read in offset order: the tensors in directory order,
+     * as every writer stores them (else the reader refuses below). */
+    char *buf = NULL;
+    for (uint64_t i = 0; i < n && !rc; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (regular) {
+            rc = gguf_writer_write_from(w, fd, t->file_offset, t->size, &err);
+            continue;
+        }
+        for (uint64_t done = 0; done < t->size && !rc;) {
+            size_t k = t->size - done < ((size_t)8 << 20) ? (size_t)(t->size - done) : (size_t)8 << 20;
+            if (!buf && !(buf = malloc((size_t)8 << 20))) {
+                rc = GGUF_E_NOMEM;
+                snprintf(err.message, sizeof err.message, "out of memory");
+                break;
+            }
+            if (!(rc = gguf_read_data(f, t->file_offset + done, buf, k, &err)))
+                rc = gguf_writer_write(w, buf, k, &err);
+            done += k;
+        }
+    }
+    free(buf);
+    if (!rc) rc = gguf_read_to_end(f, &err);
+    if (!rc) rc = guard_output_finish(w, &err);
+    if (rc) goto write_failed;
+    status = CLI_EXIT_OK;
+    goto done;
+write_failed:
+    if (!guard_report_shrunk_input(&err))
+        cli_message(err.message[0] ? err.message : gguf_strerror(rc));
+done:
+    guard_output_free(w);
+    plan_free(&p);
+    gguf_close(g);
+    guard_close(f);
+    close(fd);
+    return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Options                                                                   */
+
+enum { OPT_SET = 256, OPT_SET_FILE, OPT_DELETE, OPT_RENAME };
+
+static const struct option long_options[] = {
+    { "set", required_argument, NULL, OPT_SET },
+    { "set-file", required_argument, NULL, OPT_SET_FILE },
+    { "delete", required_argument, NULL, OPT_DELETE },
+    { "rename", required_argument, NULL, OPT_RENAME },
+    { "dry-run", no_argument, NULL, 'n' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 }
+};
+
+/* Returns -1 to go on, or the exit status for main to return at once. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":nqhV", long_options, NULL)) != -1) {
+        struct edit *e = &o->ed[o->n_ed];
+        switch (c) {
+        case OPT_SET:
+        case OPT_SET_FILE:
+        case OPT_RENAME: {
+            const char *name = c == OPT_SET ? "--set" : c == OPT_SET_FILE ? "--set-file" : "--rename";
+            const char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg)
+                return cli_usage_error("%s: expected %s, got '%s'", name,
+                                       c == OPT_RENAME ? "OLD=NEW" : c == OPT_SET ? "KEY=VALUE" : "KEY=PATH",
+                                       optarg);
+            if (!(e->key = strdup(optarg))) goto nomem;
+            e->key[eq - optarg] = '\0';
+            e->arg = e->key + (eq - optarg) + 1;
+            e->op = c == OPT_SET ? OP_SET : c == OPT_SET_FILE ? OP_SET_FILE : OP_RENAME;
+            o->n_ed++;
+            break;
+        }
+        case OPT_DELETE:
+            if (!(e->key = strdup(optarg))) goto nomem;
+            e->arg = NULL;
+            e->op = OP_DELETE;
+            o->n_ed++;
+            break;
+        case 'n': o->dry_run = 1; break;
+        case 'q': o->quiet = 1; break;
+        default:
+            return cli_getopt_default(c, argv, usage);
+        }
+    }
+    int n = argc - optind;
+    if (n < 1 || n < 2 - o->dry_run) return cli_usage_error(o->dry_run ? "missing FILE" : "missing FILE or OUT");
+    if (n > 2) return cli_usage_error("unexpected argument '%s'", argv[optind + 2]);
+    if (o->n_ed == 0) return cli_usage_error("nothing to do: give --set, --set-file, --delete or --rename");
+    o->in = argv[optind];
+    o->out = n == 2 ? argv[optind + 1] : NULL;
+    size_t stdin_uses = strcmp(o->in, "-") == 0;
+    for (size_t i = 0; i < o->n_ed; i++)
+        if (o->ed[i].op == OP_SET_FILE) {
+            const char *rest;
+            spec_type(o->ed[i].arg, &rest);
+            stdin_uses += strcmp(rest, "-") == 0;
+        }
+    if (stdin_uses > 1) return cli_usage_error("standard input can be read once only");
+    return -1;
+nomem:
+    cli_error(NULL, "out of memory");
+    return CLI_EXIT_TROUBLE;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    memset(&o, 0, sizeof o);
+    cli_set_prog("gguf-edit");
+    guard_init();
+    o.ed = calloc((size_t)argc, sizeof *o.ed);
+    if (!o.ed) {
+        cli_error(NULL, "out of memory");
+        return CLI_EXIT_TROUBLE;
+    }
+    int status = parse_options(argc, argv, &o);
+    if (status < 0) {
+        status = edit(&o);
+        if (cli_out_close(out) != CLI_EXIT_OK) status = CLI_EXIT_TROUBLE;
+    }
+    for (size_t i = 0; i < o.n_ed; i++) free(o.ed[i].key);
+    free(o.ed);
+    return status;
+}
