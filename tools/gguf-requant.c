@@ -10,7 +10,6 @@
 #include <config.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdint.h>
@@ -27,6 +26,7 @@
 #include "tools/cli.h"
 #include "tools/guard.h"
 #include "tools/mixture.h"
+#include "tools/outset.h"
 
 /* Provenance keys added to (or replaced in) every output.  The namespace is
  * the package's own, so that it cannot meet a key llama.cpp defines. */
@@ -473,12 +473,10 @@ static int key_is(const gguf_kv *kv, const char *key)
 }
 
 /* One output file: tensors i0 .. i1 - 1; of a split output, shard no of
- * count, written under the name tmp until all are done. */
+ * count. */
 struct shard_out {
     uint64_t i0, i1;
     uint32_t no, count;
-    char *path, *tmp;
-    int done;               /* written, under tmp */
 };
 
 /* The split keys, which the output writes anew (or, merged, not at all). */
@@ -828,6 +826,7 @@ struct totals {
     uint32_t n_in, n_out;                   /* files read and written */
     int split_out;                          /* --split-max-* */
     const struct shard_out *shards;         /* [n_out] */
+    const char *const *names;               /* [n_out] their names */
 };
 
 static void put_ft_text(long ft)
@@ -993,7 +992,7 @@ static void print_json(const struct options *o, uint64_t n, const struct entry *
         cli_out_putc(out, '[');
         for (uint32_t k = 0; k < tt->n_out; k++) {
             cli_out_str(out, k ? ",\n    {\"file\": " : "\n    {\"file\": ");
-            cli_out_json_str(out, tt->shards[k].path, strlen(tt->shards[k].path));
+            cli_out_json_str(out, tt->names[k], strlen(tt->names[k]));
             cli_out_printf(out, ", \"first_tensor\": %llu, \"tensors\": %llu}",
                            (unsigned long long)tt->shards[k].i0,
                            (unsigned long long)(tt->shards[k].i1 - tt->shards[k].i0));
@@ -1019,129 +1018,51 @@ static int out_is_in(const char *in, const char *outp)
     return si.st_dev == so.st_dev && si.st_ino == so.st_ino;
 }
 
-/* The output files: one (OUT), or with --split-max-* a set named after
- * OUT (less a final ".gguf"), the tensors taken in order, a file ending
- * before the tensor that would pass a limit (bytes: padded to the
- * alignment; a tensor alone may pass it).  Returns the number, with
- * *shards (freed by free_shards), or 0 after a message. */
+/* The output files: one (OUT), or with --split-max-* a split set, the
+ * tensors taken in order, a file ending before the tensor that would pass
+ * a limit (bytes: padded to the alignment; a tensor alone may pass it).
+ * Returns the number, with *shards (to free), or 0 after a message. */
 static uint32_t plan_shards(const struct options *o, const struct entry *entries, uint64_t n,
                             uint32_t align, struct shard_out **shards)
 {
     const int split = o->split_tensors || o->split_bytes;
-    uint64_t count = 1;
-    if (split) {
-        uint64_t t = 0, bytes = 0;
-        for (uint64_t i = 0; i < n; i++) {
+    uint64_t count = 1, t = 0, bytes = 0;
+    struct shard_out *sh = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass && !(sh = calloc((size_t)count, sizeof *sh))) {
+            cli_error(NULL, "out of memory");
+            return 0;
+        }
+        uint64_t k = 0;
+        t = bytes = 0;
+        for (uint64_t i = 0; i < n && split; i++) {
             const uint64_t b = (entries[i].bytes_after + align - 1) / align * align;
             if (t > 0 && ((o->split_tensors && t >= o->split_tensors) ||
                           (o->split_bytes && bytes + b > o->split_bytes))) {
-                count++;
+                if (pass) {
+                    sh[k].i1 = i;
+                    sh[k + 1].i0 = i;
+                }
+                k++;
                 t = bytes = 0;
             }
             t++;
             bytes += b;
         }
+        count = k + 1;
         if (count > GGUF_SPLIT_MAX) {
             cli_error(o->out, "%llu files: a split set has at most %u", (unsigned long long)count,
                       GGUF_SPLIT_MAX);
             return 0;
         }
     }
-    struct shard_out *sh = calloc((size_t)count, sizeof *sh);
-    if (!sh) goto nomem;
-    uint64_t t = 0, bytes = 0, k = 0;
-    for (uint64_t i = 0; i < n && split; i++) {
-        const uint64_t b = (entries[i].bytes_after + align - 1) / align * align;
-        if (t > 0 && ((o->split_tensors && t >= o->split_tensors) ||
-                      (o->split_bytes && bytes + b > o->split_bytes))) {
-            sh[k++].i1 = i;
-            sh[k].i0 = i;
-            t = bytes = 0;
-        }
-        t++;
-        bytes += b;
-    }
     sh[count - 1].i1 = n;
-    const char *outp = o->out ? o->out : o->in;
-    size_t plen = strlen(outp);
-    if (plen > 5 && strcmp(outp + plen - 5, ".gguf") == 0) plen -= 5;
-    char *prefix = strndup(outp, plen);
-    if (!prefix) goto nomem;
     for (uint64_t j = 0; j < count; j++) {
         sh[j].no = (uint32_t)j;
         sh[j].count = (uint32_t)count;
-        if (!split) {
-            sh[j].path = strdup(outp);
-        } else {
-            int len = gguf_split_name(NULL, 0, prefix, (uint32_t)j, (uint32_t)count);
-            sh[j].path = malloc((size_t)len + 1);
-            if (sh[j].path) gguf_split_name(sh[j].path, (size_t)len + 1, prefix, (uint32_t)j, (uint32_t)count);
-            /* written as ".NAME.partial" beside it until all are done */
-            const char *slash = strrchr(sh[j].path ? sh[j].path : "", '/');
-            size_t dlen = slash ? (size_t)(slash - sh[j].path) + 1 : 0;
-            size_t tl = (size_t)len + 16;
-            sh[j].tmp = sh[j].path ? malloc(tl) : NULL;
-            if (sh[j].tmp)
-                snprintf(sh[j].tmp, tl, "%.*s.%s.partial", (int)dlen, sh[j].path, sh[j].path + dlen);
-            if (!sh[j].tmp) break;
-        }
-        if (!sh[j].path) break;
     }
-    free(prefix);
-    for (uint64_t j = 0; j < count; j++)
-        if (!sh[j].path || (split && !sh[j].tmp)) {
-            for (uint64_t m = 0; m < count; m++) {
-                free(sh[m].path);
-                free(sh[m].tmp);
-            }
-            free(sh);
-            goto nomem;
-        }
     *shards = sh;
     return (uint32_t)count;
-nomem:
-    free(sh);
-    cli_error(NULL, "out of memory");
-    return 0;
-}
-
-static void free_shards(struct shard_out *sh, uint32_t n)
-{
-    for (uint32_t i = 0; sh && i < n; i++) {
-        /* files of a split output not put in place: removed */
-        if (sh[i].done && sh[i].tmp) unlink(sh[i].tmp);
-        free(sh[i].path);
-        free(sh[i].tmp);
-    }
-    free(sh);
-}
-
-/* Puts the finished files of a split output in place (renames), then
- * makes the renames durable.  When one cannot be put in place, those
- * before it are removed again (a set is written whole or not at all).
- * Returns 0, or -1 (reported). */
-static int place_shards(struct shard_out *sh, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        if (rename(sh[i].tmp, sh[i].path) != 0) {
-            cli_error(sh[i].path, "cannot put in place: %s", strerror(errno));
-            for (uint32_t j = 0; j < i; j++) unlink(sh[j].path);
-            return -1;
-        }
-        sh[i].done = 0;
-    }
-    const char *slash = strrchr(sh[0].path, '/');
-    char *dir = slash ? strndup(sh[0].path, (size_t)(slash - sh[0].path) + 1) : strdup(".");
-    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY) : -1;
-    if (fd < 0 || fsync(fd) != 0) {
-        cli_error(dir ? dir : ".", "cannot sync the directory: %s", strerror(errno));
-        if (fd >= 0) close(fd);
-        free(dir);
-        return -1;
-    }
-    close(fd);
-    free(dir);
-    return 0;
 }
 
 /* The whole run after option parsing.  Returns the exit status. */
@@ -1173,6 +1094,7 @@ static int requant(const struct options *o)
     int status = CLI_EXIT_TROUBLE;
     struct totals tt = { 0 };
     struct shard_out *shards = NULL;
+    struct outset os = {0};
     uint32_t n_out = 0;
     gguf_writer *w = NULL;
     const uint64_t n = gguf_split_tensor_count(r.set);
@@ -1187,11 +1109,13 @@ static int requant(const struct options *o)
     tt.n_out = n_out;
     tt.shards = shards;
     tt.split_out = o->split_tensors || o->split_bytes;
+    if (outset_init(&os, o->out ? o->out : o->in, n_out, tt.split_out)) goto done;
+    tt.names = (const char *const *)os.path;
     /* The input is never overwritten: no output may be an input file. */
     for (uint32_t k = 0; k < n_out && !o->dry_run; k++)
         for (uint32_t i = 0; i < tt.n_in; i++)
-            if (out_is_in(tt.n_in == 1 ? o->in : gguf_split_path(r.set, i), shards[k].path)) {
-                cli_error(strcmp(shards[k].path, "-") ? shards[k].path : "(stdout)",
+            if (out_is_in(tt.n_in == 1 ? o->in : gguf_split_path(r.set, i), os.path[k])) {
+                cli_error(strcmp(os.path[k], "-") ? os.path[k] : "(stdout)",
                           "is the input file; write to another name (the input is never changed)");
                 goto done;
             }
@@ -1263,9 +1187,8 @@ static int requant(const struct options *o)
             w = NULL;
             continue;
         }
-        const char *target = tt.split_out ? so->tmp : so->path;
-        if ((rc = guard_output_open(w, target, &r.err))) {
-            report_error(&r, so->path, rc);
+        if ((rc = guard_output_open(w, outset_target(&os, k), &r.err))) {
+            report_error(&r, os.path[k], rc);
             goto done;
         }
         r.w = w;
@@ -1277,13 +1200,10 @@ static int requant(const struct options *o)
             goto done;
         }
         if ((rc = guard_output_finish(w, &r.err))) {
-            report_error(&r, so->path, rc);
+            report_error(&r, os.path[k], rc);
             goto done;
         }
-        if (tt.split_out) {
-            so->done = 1;
-            guard_output_keep(so->tmp);
-        }
+        outset_done(&os, k);
         guard_output_free(w);
         r.w = w = NULL;
     }
@@ -1294,7 +1214,7 @@ static int requant(const struct options *o)
             report_error(&r, gguf_name(r.f), rc);
             goto done;
         }
-    } else if (tt.split_out && place_shards(shards, n_out)) {
+    } else if (outset_place(&os)) {
         goto done;
     }
     for (uint32_t i = 0; i < tt.n_in; i++) tt.file_before += gguf_file_size(gguf_split_shard(r.set, i));
@@ -1304,8 +1224,8 @@ static int requant(const struct options *o)
 
 done:
     guard_output_free(w);
-    free_shards(shards, n_out);
-    guard_output_kept_clear();
+    free(shards);
+    outset_free(&os);
     guard_split_close(r.set);
     free(entries);
     free(r.b.src);
