@@ -152,6 +152,35 @@ run 2 bad-set "$EDIT" --set noequals "$m" "$tmp/x.gguf"
 check "--set without =: usage" has "$tmp/bad-set.err" "expected KEY=VALUE"
 check "no output after refusals" [ ! -e "$tmp/x.gguf" ]
 
+# --- split sets: the set read and written whole, the edits in the first shard --------
+SPLIT=$top_builddir/tests/split-file
+if [ -x "$SPLIT" ]; then
+    "$SPLIT" "$m" "$tmp/s" 3 || hard_error "split-file failed"
+    run 0 set-edit "$EDIT" --set general.name=str:SetName "$tmp/s-00002-of-00003.gguf" "$tmp/o.gguf"
+    check "a set: three files" [ -f "$tmp/o-00001-of-00003.gguf" -a -f "$tmp/o-00002-of-00003.gguf" -a -f "$tmp/o-00003-of-00003.gguf" ]
+    check "a set: no partial files" [ -z "$(ls -A "$tmp" | grep partial)" ]
+    check "a set: the first shard edited" [ "$(key "$tmp/o-00003-of-00003.gguf" general.name)" = SetName ]
+    check "a set: the other shards as they were" same "$tmp/s-00002-of-00003.gguf" "$tmp/o-00002-of-00003.gguf"
+    check "a set: the other shards as they were (3)" same "$tmp/s-00003-of-00003.gguf" "$tmp/o-00003-of-00003.gguf"
+    run 0 set-verify "$VERIFY" "$tmp/o-00001-of-00003.gguf"
+    tensor_sums "$tmp/o-00001-of-00003.gguf" | sed 's/^.*:\(.*\)$/\1/' | sort > "$tmp/sums-o"
+    sort "$tmp/sums-m" > "$tmp/sums-m-sorted"
+    check "a set: the tensors" same "$tmp/sums-m-sorted" "$tmp/sums-o"
+    run 0 set-all "$EDIT" --all-shards --set my.k=u8:7 "$tmp/s-00001-of-00003.gguf" "$tmp/a.gguf"
+    run 0 set-all-k "$DUMP" --shard -k my.k "$tmp/a-00002-of-00003.gguf"
+    check "--all-shards: every shard edited" [ "$(cat "$tmp/set-all-k.out")" = 7 ]
+    run 0 set-shard "$EDIT" --shard --set my.k=u8:7 "$tmp/s-00002-of-00003.gguf" "$tmp/alone.gguf"
+    check "--shard: the file alone, with a note" has "$tmp/set-shard.err" "edited alone"
+    run 0 set-shard-k "$DUMP" --shard -k my.k -k split.no "$tmp/alone.gguf"
+    check "--shard: the shard's own pairs" [ "$(tr '\n' ' ' < "$tmp/set-shard-k.out")" = "7 1 " ]
+    run 2 set-stdout "$EDIT" --set general.name=str:X "$tmp/s-00001-of-00003.gguf" -
+    check "a set to standard output: refused" has "$tmp/set-stdout.err" "OUT cannot be '-'"
+    rm "$tmp/s-00003-of-00003.gguf"
+    run 2 set-missing "$EDIT" --set general.name=str:X "$tmp/s-00001-of-00003.gguf" "$tmp/q.gguf"
+    check "a set, a shard missing: message" has "$tmp/set-missing.err" "s-00003-of-00003.gguf: shard 3 of 3 is missing"
+    check "a set, a shard missing: no output" [ -z "$(ls -A "$tmp" | grep '^q')" ]
+fi
+
 # --- the gguf Python package reads the result ----------------------------------------
 if command -v python3 >/dev/null 2>&1 && python3 -c 'import gguf, numpy' 2>/dev/null; then
     checks=$((checks + 1))

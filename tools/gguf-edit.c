@@ -18,6 +18,7 @@
 #include "gguf/gguf.h"
 #include "tools/cli.h"
 #include "tools/guard.h"
+#include "tools/outset.h"
 #include "tools/value.h"
 
 #define KEY_ALIGNMENT "general.alignment"
@@ -50,6 +51,12 @@ static void usage(void)
         "                        JSON value (json, or any other TYPE)\n"
         "      --delete=KEY      remove KEY\n"
         "      --rename=OLD=NEW  rename the key OLD to NEW, in its place\n"
+        "\n"
+        "Split sets: FILE may be any shard of a set (NAME-00002-of-00003.gguf ...):\n"
+        "the edits go to its first shard, which holds the metadata, and the whole\n"
+        "set is written, named after OUT (OUT m.gguf: m-00001-of-00003.gguf ...).\n"
+        "      --all-shards      the edits in every shard\n"
+        "      --shard           FILE alone, not its set\n"
         "\n"
         "Output:\n"
         "  -n, --dry-run         print the changes as a diff of the metadata;\n"
@@ -911,6 +918,8 @@ struct options {
     struct edit *ed;
     size_t n_ed;
     int dry_run, quiet;
+    int shard;                  /* --shard: a shard of a split set alone */
+    int all_shards;             /* --all-shards: the edits in every shard */
     const char *in, *out;
 };
 
@@ -942,6 +951,74 @@ static gguf_file *read_back(const gguf_file *f, const struct plan *p)
     return g;
 }
 
+/* One input file: the file (a shard of a set, or alone), a descriptor of
+ * it for copying its tensors, and the plan and new metadata of its edits
+ * (when it is edited). */
+struct input {
+    const gguf_file *f;
+    int fd;
+    int regular;
+    struct plan p;
+    gguf_file *g;           /* the new metadata, read back; NULL: not edited */
+};
+
+/* Writes input `in` (its new metadata, or its own when not edited, and its
+ * tensors) to the output file `target`, named `name` in messages.
+ * Returns 0, or -1 after a message. */
+static int write_file(const struct input *in, const char *target, const char *name)
+{
+    gguf_error err;
+    err.message[0] = '\0';
+    const gguf_file *f = in->f;
+    gguf_writer *w = gguf_writer_new();
+    int rc = GGUF_E_NOMEM;
+    char *buf = NULL;
+    if (!w) goto failed;
+    if (in->g) {
+        rc = add_pairs(w, f, &in->p, &err);
+    } else {
+        rc = gguf_writer_set_version(w, gguf_version(f), &err);
+        if (!rc) rc = gguf_writer_set_byte_order(w, gguf_byte_order(f), &err);
+        for (uint64_t i = 0; i < gguf_kv_count(f) && !rc; i++) rc = gguf_writer_copy_kv(w, gguf_kv_at(f, i), &err);
+    }
+    const uint64_t n = gguf_tensor_count(f);
+    for (uint64_t i = 0; i < n && !rc; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        char tn[GGUF_TENSOR_NAME_MAX + 1];
+        snprintf(tn, sizeof tn, "%.*s", (int)t->name.len, t->name.ptr);
+        rc = gguf_writer_add_tensor(w, tn, t->type, t->n_dims, t->ne, &err);
+    }
+    if (!rc) rc = guard_output_open(w, target, &err);
+    /* A stream is read in offset order: the tensors in directory order,
+     * as every writer stores them (else the reader refuses below). */
+    for (uint64_t i = 0; i < n && !rc; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        if (in->regular) {
+            rc = gguf_writer_write_from(w, in->fd, t->file_offset, t->size, &err);
+            continue;
+        }
+        for (uint64_t done = 0; done < t->size && !rc;) {
+            size_t k = t->size - done < ((size_t)8 << 20) ? (size_t)(t->size - done) : (size_t)8 << 20;
+            if (!buf && !(buf = malloc((size_t)8 << 20))) {
+                rc = GGUF_E_NOMEM;
+                break;
+            }
+            if (!(rc = gguf_read_data((gguf_file *)f, t->file_offset + done, buf, k, &err)))
+                rc = gguf_writer_write(w, buf, k, &err);
+            done += k;
+        }
+    }
+    if (!rc) rc = gguf_read_to_end((gguf_file *)f, &err);
+    if (!rc) rc = guard_output_finish(w, &err);
+failed:
+    free(buf);
+    guard_output_free(w);
+    if (!rc) return 0;
+    if (rc == GGUF_E_NOMEM && !err.message[0]) cli_error(name, "out of memory");
+    else if (!guard_report_shrunk_input(&err)) cli_message(err.message[0] ? err.message : gguf_strerror(rc));
+    return -1;
+}
+
 static int edit(const struct options *o)
 {
     if (strcmp(o->in, "-") == 0 && cli_isatty(0)) {
@@ -955,105 +1032,121 @@ static int edit(const struct options *o)
     int status = CLI_EXIT_TROUBLE;
     gguf_error err;
     err.message[0] = '\0';
-    /* The data is copied from a descriptor of the very file parsed. */
-    int fd = strcmp(o->in, "-") == 0 ? dup(0) : open(o->in, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        cli_error(o->in, "cannot open: %s", strerror(errno));
-        return CLI_EXIT_TROUBLE;
+    /* the input: a shard brings its split set, unless --shard */
+    uint32_t count = 1;
+    const int is_set = !o->shard && strcmp(o->in, "-") != 0 && gguf_split_prefix(o->in, NULL, &count) &&
+                       count > 1;
+    gguf_split *set = NULL;
+    gguf_file *alone = NULL;
+    struct input *in = NULL;
+    struct outset os = {0};
+    uint32_t n_in = 1;
+    if (is_set) {
+        if (guard_split_open(&set, o->in, 0, &err)) {
+            cli_message(err.message);
+            return CLI_EXIT_TROUBLE;
+        }
+        n_in = gguf_split_count(set);
     }
-    struct stat st;
-    int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    int pfd = dup(fd);
-    gguf_file *f = NULL, *g = NULL;
-    struct plan p = {0};
-    gguf_writer *w = NULL;
-    if (pfd < 0) {
-        cli_error(o->in, "cannot open: %s", strerror(errno));
-        close(fd);
-        return CLI_EXIT_TROUBLE;
-    }
-    guard_input_begin(o->in, NULL);
-    int rc = gguf_open_fd(&f, pfd, strcmp(o->in, "-") ? o->in : "-", regular ? 0 : GGUF_OPEN_SEQUENTIAL, &err);
-    guard_input_end(rc == GGUF_OK ? f : NULL);
-    if (rc) {
-        cli_message(err.message[0] ? err.message : gguf_strerror(rc));
+    if (n_in > 1 && o->out && strcmp(o->out, "-") == 0) {
+        cli_error(o->in, "a split set is written as files: OUT cannot be '-' (see --shard)");
         goto done;
     }
-    uint32_t count;
-    if (gguf_split_prefix(o->in, NULL, &count) && count > 1 && gguf_kv_find(f, "split.count"))
-        cli_error(o->in, "note: a shard of a split set: only this file is edited");
-    if (make_plan(f, o->ed, o->n_ed, &p)) goto done;
-    if (!(g = read_back(f, &p))) goto done;
-    const char *shown_out = o->out ? o->out : o->in;
-    uint64_t changes = diff(f, g, o->in, shown_out, o->dry_run && !o->quiet);
+    if (!(in = calloc(n_in, sizeof *in))) {
+        cli_error(NULL, "out of memory");
+        goto done;
+    }
+    for (uint32_t i = 0; i < n_in; i++) in[i].fd = -1;
+    if (!set) {
+        /* The data is copied from a descriptor of the very file parsed. */
+        int fd = strcmp(o->in, "-") == 0 ? dup(0) : open(o->in, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        int pfd = fd >= 0 ? dup(fd) : -1;
+        if (pfd < 0) {
+            cli_error(o->in, "cannot open: %s", strerror(errno));
+            if (fd >= 0) close(fd);
+            goto done;
+        }
+        in[0].fd = fd;
+        in[0].regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+        guard_input_begin(o->in, NULL);
+        int rc = gguf_open_fd(&alone, pfd, strcmp(o->in, "-") ? o->in : "-",
+                              in[0].regular ? 0 : GGUF_OPEN_SEQUENTIAL, &err);
+        guard_input_end(rc == GGUF_OK ? alone : NULL);
+        if (rc) {
+            cli_message(err.message[0] ? err.message : gguf_strerror(rc));
+            goto done;
+        }
+        in[0].f = alone;
+        if (gguf_split_prefix(o->in, NULL, &count) && count > 1 && gguf_kv_find(alone, "split.count"))
+            cli_error(o->in, "note: a shard of a split set, edited alone (--shard)");
+    } else {
+        for (uint32_t i = 0; i < n_in; i++) {
+            const char *path = gguf_split_path(set, i);
+            struct stat st;
+            in[i].f = gguf_split_shard(set, i);
+            in[i].fd = open(path, O_RDONLY | O_CLOEXEC);
+            /* the file opened by name again: it must still be the shard read */
+            if (in[i].fd < 0 || fstat(in[i].fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+                (uint64_t)st.st_size != gguf_file_size(in[i].f)) {
+                cli_error(path, "cannot open again to copy its tensors: %s",
+                          in[i].fd < 0 ? strerror(errno) : "it changed");
+                goto done;
+            }
+            in[i].regular = 1;
+        }
+    }
+    /* the edits: in the first file (the metadata), or all with --all-shards */
+    uint64_t changes = 0;
+    for (uint32_t i = 0; i < n_in; i++) {
+        if (i > 0 && !o->all_shards) continue;
+        if (make_plan(in[i].f, o->ed, o->n_ed, &in[i].p)) goto done;
+        if (!(in[i].g = read_back(in[i].f, &in[i].p))) goto done;
+    }
+    if (!o->dry_run && outset_init(&os, o->out, n_in, n_in > 1)) goto done;
+    for (uint32_t i = 0; i < n_in; i++) {
+        if (!in[i].g) continue;
+        const char *shown_out = o->dry_run ? (o->out ? o->out : gguf_name(in[i].f)) : os.path[i];
+        changes += diff(in[i].f, in[i].g, gguf_name(in[i].f), shown_out, o->dry_run && !o->quiet);
+    }
     if (o->dry_run) {
         status = changes ? CLI_EXIT_OK : CLI_EXIT_NEGATIVE;
         goto done;
     }
     /* the input is never overwritten */
-    struct stat so;
-    if (strcmp(o->out, "-") != 0 && stat(o->out, &so) == 0 && regular && so.st_dev == st.st_dev &&
-        so.st_ino == st.st_ino) {
-        cli_error(o->out, "is the input file; write to another name (the input is never changed)");
-        goto done;
-    }
-    if (!(w = gguf_writer_new())) {
-        cli_error(NULL, "out of memory");
-        goto done;
-    }
-    if ((rc = add_pairs(w, f, &p, &err))) goto write_failed;
-    const uint64_t n = gguf_tensor_count(f);
-    for (uint64_t i = 0; i < n; i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
-        char name[GGUF_TENSOR_NAME_MAX + 1];
-        snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
-        if ((rc = gguf_writer_add_tensor(w, name, t->type, t->n_dims, t->ne, &err))) goto write_failed;
+    for (uint32_t k = 0; k < n_in; k++) {
+        struct stat so, si;
+        if (strcmp(os.path[k], "-") == 0 || stat(os.path[k], &so) != 0) continue;
+        for (uint32_t i = 0; i < n_in; i++)
+            if (in[i].regular && fstat(in[i].fd, &si) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino) {
+                cli_error(os.path[k], "is the input file; write to another name (the input is never changed)");
+                goto done;
+            }
     }
     guard_output_catch();
-    if ((rc = guard_output_open(w, o->out, &err))) goto write_failed;
-    /* A stream is read in offset order: the tensors in directory order,
-     * as every writer stores them (else the reader refuses below). */
-    char *buf = NULL;
-    for (uint64_t i = 0; i < n && !rc; i++) {
-        const gguf_tensor *t = gguf_tensor_at(f, i);
-        if (regular) {
-            rc = gguf_writer_write_from(w, fd, t->file_offset, t->size, &err);
-            continue;
-        }
-        for (uint64_t done = 0; done < t->size && !rc;) {
-            size_t k = t->size - done < ((size_t)8 << 20) ? (size_t)(t->size - done) : (size_t)8 << 20;
-            if (!buf && !(buf = malloc((size_t)8 << 20))) {
-                rc = GGUF_E_NOMEM;
-                snprintf(err.message, sizeof err.message, "out of memory");
-                break;
-            }
-            if (!(rc = gguf_read_data(f, t->file_offset + done, buf, k, &err)))
-                rc = gguf_writer_write(w, buf, k, &err);
-            done += k;
-        }
+    for (uint32_t i = 0; i < n_in; i++) {
+        if (write_file(&in[i], outset_target(&os, i), os.path[i])) goto done;
+        outset_done(&os, i);
     }
-    free(buf);
-    if (!rc) rc = gguf_read_to_end(f, &err);
-    if (!rc) rc = guard_output_finish(w, &err);
-    if (rc) goto write_failed;
+    if (outset_place(&os)) goto done;
     status = CLI_EXIT_OK;
-    goto done;
-write_failed:
-    if (!guard_report_shrunk_input(&err))
-        cli_message(err.message[0] ? err.message : gguf_strerror(rc));
 done:
-    guard_output_free(w);
-    plan_free(&p);
-    gguf_close(g);
-    guard_close(f);
-    close(fd);
+    outset_free(&os);
+    for (uint32_t i = 0; in && i < n_in; i++) {
+        plan_free(&in[i].p);
+        gguf_close(in[i].g);
+        if (in[i].fd >= 0) close(in[i].fd);
+    }
+    free(in);
+    guard_close(alone);
+    guard_split_close(set);
     return status;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Options                                                                   */
 
-enum { OPT_SET = 256, OPT_SET_FILE, OPT_DELETE, OPT_RENAME };
+enum { OPT_SET = 256, OPT_SET_FILE, OPT_DELETE, OPT_RENAME, OPT_SHARD, OPT_ALL_SHARDS };
 
 static const struct option long_options[] = {
     { "set", required_argument, NULL, OPT_SET },
@@ -1061,6 +1154,8 @@ static const struct option long_options[] = {
     { "delete", required_argument, NULL, OPT_DELETE },
     { "rename", required_argument, NULL, OPT_RENAME },
     { "dry-run", no_argument, NULL, 'n' },
+    { "shard", no_argument, NULL, OPT_SHARD },
+    { "all-shards", no_argument, NULL, OPT_ALL_SHARDS },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
@@ -1098,6 +1193,8 @@ static int parse_options(int argc, char **argv, struct options *o)
             o->n_ed++;
             break;
         case 'n': o->dry_run = 1; break;
+        case OPT_SHARD: o->shard = 1; break;
+        case OPT_ALL_SHARDS: o->all_shards = 1; break;
         case 'q': o->quiet = 1; break;
         default:
             return cli_getopt_default(c, argv, usage);
@@ -1107,6 +1204,7 @@ static int parse_options(int argc, char **argv, struct options *o)
     if (n < 1 || n < 2 - o->dry_run) return cli_usage_error(o->dry_run ? "missing FILE" : "missing FILE or OUT");
     if (n > 2) return cli_usage_error("unexpected argument '%s'", argv[optind + 2]);
     if (o->n_ed == 0) return cli_usage_error("nothing to do: give --set, --set-file, --delete or --rename");
+    if (o->shard && o->all_shards) return cli_usage_error("--shard and --all-shards cannot be combined");
     o->in = argv[optind];
     o->out = n == 2 ? argv[optind + 1] : NULL;
     size_t stdin_uses = strcmp(o->in, "-") == 0;
