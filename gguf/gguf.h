@@ -627,6 +627,16 @@ GGUF_API int gguf_writer_write_from(gguf_writer *w, int fd, uint64_t offset, uin
  * GGUF_E_IO with the file in place. */
 GGUF_API int gguf_writer_finish(gguf_writer *w, gguf_error *err);
 
+/* The header the output will have, as gguf_writer_open() writes it: the
+ * KV pairs and tensor infos added so far and the padding up to the data
+ * section (gguf_writer_data_offset() bytes), in *out (malloc()ed; free()
+ * it) and *len.  Any time after the writer is made; it writes nothing.
+ * For rewriting a file's header in place.  GGUF_E_NOMEM, GGUF_E_INVALID
+ * (NULL arguments).  gguf_writer_header_size(): its size before the
+ * padding. */
+GGUF_API int gguf_writer_header(gguf_writer *w, void **out, size_t *len, gguf_error *err);
+GGUF_API uint64_t gguf_writer_header_size(const gguf_writer *w);
+
 /* Offset of the data section and total size of the output (including the
  * padding after the last tensor), computed from what has been added so far
  * (valid before open). */

@@ -877,7 +877,30 @@ static int out_put(gguf_writer *w, const void *p, size_t n)
 }
 
 /* Writes the header and the padding up to the data section. */
-static int write_header(gguf_writer *w)
+/* Where the header goes: the output (out_put), or memory. */
+typedef int (*header_sink)(void *ctx, const void *p, size_t n);
+
+static int sink_output(void *ctx, const void *p, size_t n)
+{
+    return out_put(ctx, p, n);
+}
+
+struct mem_sink {
+    unsigned char *buf;
+    size_t len;
+};
+
+static int sink_memory(void *ctx, const void *p, size_t n)
+{
+    struct mem_sink *m = ctx;
+    if (p) memcpy(m->buf + m->len, p, n);
+    else memset(m->buf + m->len, 0, n);
+    m->len += n;
+    return 0;
+}
+
+/* The header and the padding up to the data section, to `emit`. */
+static int emit_header(gguf_writer *w, header_sink emit, void *ctx)
 {
     unsigned char b[4 + 4 * 8 + 4 + 8]; /* n_dims, 4 dims, type, offset */
     unsigned cb = count_bytes(w);
@@ -890,13 +913,13 @@ static int write_header(gguf_writer *w)
         gg_store64(b + 8, w->n_tensors, w->order);
         gg_store64(b + 16, w->n_kv, w->order);
     }
-    if (out_put(w, b, 8 + 2 * cb) < 0 || out_put(w, w->kv, w->kv_len) < 0) return -1;
+    if (emit(ctx, b, 8 + 2 * cb) < 0 || emit(ctx, w->kv, w->kv_len) < 0) return -1;
     for (uint64_t i = 0; i < w->n_tensors; i++) {
         const struct wtensor *t = &w->tensors[i];
         size_t o = 0;
         if (cb == 4) gg_store32(b, (uint32_t)t->name_len, w->order);
         else gg_store64(b, t->name_len, w->order);
-        if (out_put(w, b, cb) < 0 || out_put(w, t->name, t->name_len) < 0) return -1;
+        if (emit(ctx, b, cb) < 0 || emit(ctx, t->name, t->name_len) < 0) return -1;
         gg_store32(b, t->n_dims, w->order);
         o = 4;
         for (uint32_t d = 0; d < t->n_dims; d++, o += cb) {
@@ -905,9 +928,35 @@ static int write_header(gguf_writer *w)
         }
         gg_store32(b + o, t->type, w->order);
         gg_store64(b + o + 4, t->offset, w->order);
-        if (out_put(w, b, o + 12) < 0) return -1;
+        if (emit(ctx, b, o + 12) < 0) return -1;
     }
-    return out_put(w, NULL, gguf_writer_data_offset(w) - header_size(w));
+    return emit(ctx, NULL, gguf_writer_data_offset(w) - header_size(w));
+}
+
+static int write_header(gguf_writer *w)
+{
+    return emit_header(w, sink_output, w);
+}
+
+uint64_t gguf_writer_header_size(const gguf_writer *w)
+{
+    return w ? header_size(w) : 0;
+}
+
+int gguf_writer_header(gguf_writer *w, void **out, size_t *len, gguf_error *err)
+{
+    if (!w || !out || !len) return gg_fail(err, GGUF_E_INVALID, 0, UINT64_MAX, NULL, "invalid argument");
+    *out = NULL;
+    *len = 0;
+    if (w->kv_oom) return gg_fail(err, GGUF_E_NOMEM, 0, UINT64_MAX, NULL, "out of memory");
+    const uint64_t n = gguf_writer_data_offset(w);
+    if (n == 0 || n > SIZE_MAX) return gg_fail(err, GGUF_E_INVALID, 0, UINT64_MAX, NULL, "header too large");
+    struct mem_sink m = {malloc((size_t)n), 0};
+    if (!m.buf) return gg_fail(err, GGUF_E_NOMEM, 0, UINT64_MAX, NULL, "out of memory");
+    emit_header(w, sink_memory, &m);
+    *out = m.buf;
+    *len = m.len;
+    return GGUF_OK;
 }
 
 /* Common part of the opens: fd is ready; writes the header. */

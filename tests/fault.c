@@ -3,9 +3,9 @@
  * into a tool and configured by environment variables.  Built only for
  * `make check`, never installed.
  *
- *   FAULT_OP       the calls that are counted: write (the default), fsync,
- *                  fchmod, linkat, rename, or mmap (of a regular file; with
- *                  FAULT_TRUNCATE set, of that file only)
+ *   FAULT_OP       the calls that are counted: write (the default), pwrite,
+ *                  fsync, fchmod, linkat, rename, or mmap (of a regular file;
+ *                  with FAULT_TRUNCATE set, of that file only)
  *   FAULT_FD       for write: "file" (the default) counts writes to regular
  *                  files on descriptors above 2 (the output); a number
  *                  counts writes to that descriptor (1: standard output)
@@ -17,6 +17,8 @@
  *                      least one), this one and every counted one after it
  *                    sigterm, sigint, sighup, sigkill: the process sends
  *                      itself the signal before the call
+ *                    crash: a write or pwrite makes half of its bytes,
+ *                      then the process dies of SIGKILL (a crash mid-write)
  *                    truncate: FAULT_TRUNCATE is cut to FAULT_TRUNCATE_SIZE
  *                      bytes (default 0) as if by another process, right
  *                      after the call for mmap, right before it otherwise
@@ -43,8 +45,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum op { OP_WRITE, OP_FSYNC, OP_FCHMOD, OP_LINKAT, OP_RENAME, OP_MMAP, OP_NONE };
-enum action { A_NONE, A_ERRNO, A_SHORT, A_SIGNAL, A_TRUNCATE };
+enum op { OP_WRITE, OP_PWRITE, OP_FSYNC, OP_FCHMOD, OP_LINKAT, OP_RENAME, OP_MMAP, OP_NONE };
+enum action { A_NONE, A_ERRNO, A_SHORT, A_SIGNAL, A_TRUNCATE, A_CRASH };
 
 static struct config {
     int ready;
@@ -89,6 +91,7 @@ static void configure(void)
     const char *s = getenv("FAULT_OP");
     cfg.op = OP_NONE;
     if (!s || strcmp(s, "write") == 0) cfg.op = OP_WRITE;
+    else if (strcmp(s, "pwrite") == 0) cfg.op = OP_PWRITE;
     else if (strcmp(s, "fsync") == 0) cfg.op = OP_FSYNC;
     else if (strcmp(s, "fchmod") == 0) cfg.op = OP_FCHMOD;
     else if (strcmp(s, "linkat") == 0) cfg.op = OP_LINKAT;
@@ -110,6 +113,8 @@ static void configure(void)
         cfg.action = A_SHORT;
     } else if (strcmp(s, "truncate") == 0) {
         cfg.action = A_TRUNCATE;
+    } else if (strcmp(s, "crash") == 0) {
+        cfg.action = A_CRASH;
     } else if (strncmp(s, "sig", 3) == 0) {
         cfg.action = A_SIGNAL;
         cfg.sig = !strcmp(s, "sigterm") ? SIGTERM : !strcmp(s, "sigint") ? SIGINT
@@ -211,6 +216,9 @@ static enum action count(enum op op)
         note("truncated", n);
         if (op != OP_MMAP) cut_file();
         break;
+    case A_CRASH:
+        note("crash after half the bytes", n);
+        break;
     default:
         break;
     }
@@ -236,11 +244,44 @@ ssize_t write(int fd, const void *buf, size_t n)
         case A_SHORT:
             if (n > 1) n = (n + 1) / 2;
             break;
+        case A_CRASH:
+            real_write(fd, buf, (n + 1) / 2);
+            kill(getpid(), SIGKILL);
+            break;
         default:
             break;
         }
     }
     return real_write(fd, buf, n);
+}
+
+typedef ssize_t (*pwrite_fn)(int, const void *, size_t, off_t);
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    REAL(pwrite_fn, pwrite);
+    if (counts_write(fd)) {
+        switch (count(OP_PWRITE)) {
+        case A_ERRNO:
+            errno = cfg.err;
+            return -1;
+        case A_SHORT:
+            if (n > 1) n = (n + 1) / 2;
+            break;
+        case A_CRASH:
+            real_pwrite(fd, buf, (n + 1) / 2, off);
+            kill(getpid(), SIGKILL);
+            break;
+        default:
+            break;
+        }
+    }
+    return real_pwrite(fd, buf, n, off);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+{
+    return pwrite(fd, buf, n, off);
 }
 
 int fsync(int fd)

@@ -28,8 +28,8 @@ tests_test_split_LDADD = gguf/libgguf.la
 TESTS += tests/test-split
 check_PROGRAMS += tests/split-file
 tests_split_file_LDADD = gguf/libgguf.la
-TESTS += tests/test-split-tools.sh tests/test-edit.sh
-EXTRA_DIST += tests/test-split-tools.sh tests/test-edit.sh
+TESTS += tests/test-split-tools.sh tests/test-edit.sh tests/test-edit-in-place.sh
+EXTRA_DIST += tests/test-split-tools.sh tests/test-edit.sh tests/test-edit-in-place.sh
 
 # --- the memory bound and size limit of parsing (gguf.h) ---
 check_PROGRAMS += tests/test-meta-memory

@@ -22,6 +22,9 @@
 #include "tools/value.h"
 
 #define KEY_ALIGNMENT "general.alignment"
+/* The string that --in-place adds (or resizes) to make the new metadata
+ * end where the old did.  The namespace is the package's own. */
+#define KEY_PADDING "gguf_tools.edit.padding"
 /* The longest key the format allows. */
 #define KEY_MAX 65535
 
@@ -31,6 +34,7 @@ static void usage(void)
 {
     cli_out_printf(out,
         "Usage: %s [OPTION]... FILE OUT\n"
+        "  or:  %s --in-place [OPTION]... FILE\n"
         "  or:  %s -n [OPTION]... FILE\n"
         "Change the metadata of the GGUF file FILE: set, delete and rename keys.\n"
         "The result is written to OUT, a new file (FILE is never changed), whole\n"
@@ -61,6 +65,11 @@ static void usage(void)
         "Output:\n"
         "  -n, --dry-run         print the changes as a diff of the metadata;\n"
         "                        write nothing (OUT may then be left out)\n"
+        "      --in-place        rewrite FILE's header in place (no OUT), only when\n"
+        "                        the new metadata fits before its tensor data\n"
+        "                        (padded with the key gguf_tools.edit.padding); a\n"
+        "                        journal beside FILE makes a crash leave the old or\n"
+        "                        the new header, completed by the next gguf-edit\n"
         "  -q, --quiet           no diff with --dry-run: the exit status tells\n"
         "  -h, --help            show this help and exit\n"
         "  -V, --version         show the version and exit\n"
@@ -73,7 +82,7 @@ static void usage(void)
         "Exit status: 0 success, 1 with --dry-run: nothing would change, 2\n"
         "trouble (usage, an unreadable or invalid FILE, a key to delete or rename\n"
         "that is absent, a refused edit, an output that cannot be written).\n",
-        cli_prog, cli_prog);
+        cli_prog, cli_prog, cli_prog);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -920,6 +929,7 @@ struct options {
     int dry_run, quiet;
     int shard;                  /* --shard: a shard of a split set alone */
     int all_shards;             /* --all-shards: the edits in every shard */
+    int in_place;               /* --in-place */
     const char *in, *out;
 };
 
@@ -961,6 +971,296 @@ struct input {
     struct plan p;
     gguf_file *g;           /* the new metadata, read back; NULL: not edited */
 };
+
+/* --- --in-place ------------------------------------------------------------------
+ *
+ * The new header is written over the old one, in the bytes before the
+ * tensor data, which stays where it is.  So that a crash cannot leave a
+ * mix of the two, the new header goes first to a journal beside the file
+ * (".NAME.gguf-edit-journal": a magic line, the file's size, the header's
+ * length and XXH3, the header), which is synced before the file is
+ * touched, and removed (synced) only after the file is; a later gguf-edit
+ * on the file finds a whole journal and completes the write (roll
+ * forward), or a partial one, written before the file was touched, and
+ * removes it. */
+
+#define JOURNAL_MAGIC "GGUF-EDIT-JOURNAL1\n"
+#define JOURNAL_HEAD (sizeof JOURNAL_MAGIC - 1 + 3 * 8)
+
+static char *journal_path(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dlen = slash ? (size_t)(slash - path) + 1 : 0, n = strlen(path) + 24;
+    char *j = malloc(n);
+    if (j) snprintf(j, n, "%.*s.%s.gguf-edit-journal", (int)dlen, path, path + dlen);
+    return j;
+}
+
+static int sync_dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+    int fd = dir ? open(dir, O_RDONLY | O_DIRECTORY) : -1;
+    int rc = fd >= 0 && fsync(fd) == 0 ? 0 : -1;
+    if (fd >= 0) close(fd);
+    free(dir);
+    return rc;
+}
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+static uint64_t xxh3_of(const void *p, size_t n)
+{
+    gguf_hasher *h = gguf_hasher_new(GGUF_HASH_XXH3);
+    gguf_digest d;
+    if (!h) return 0;
+    gguf_hasher_update(h, p, n);
+    gguf_hasher_digest(h, &d);
+    gguf_hasher_free(h);
+    return gguf_digest_u64(&d);
+}
+
+/* n bytes at offset 0 of the file at path, synced.  0, or -1 (errno). */
+static int write_at_start(const char *path, const void *p, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = pwrite(fd, (const char *)p + done, n - done, (off_t)done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            int e = errno;
+            close(fd);
+            errno = e;
+            return -1;
+        }
+        done += (size_t)k;
+    }
+    int rc = fsync(fd);
+    int e = errno;
+    if (close(fd) != 0 && rc == 0) rc = -1, e = errno;
+    errno = e;
+    return rc;
+}
+
+/* Completes, or removes, what an interrupted --in-place edit of path left.
+ * Returns 0, or -1 after a message. */
+static int recover(const char *path)
+{
+    char *j = journal_path(path);
+    if (!j) {
+        cli_error(NULL, "out of memory");
+        return -1;
+    }
+    size_t len = 0;
+    char why[256] = "";
+    FILE *fp = fopen(j, "rb");
+    if (!fp) {
+        int gone = errno == ENOENT;
+        if (!gone) cli_error(j, "cannot read: %s", strerror(errno));
+        free(j);
+        return gone ? 0 : -1;
+    }
+    fclose(fp);
+    unsigned char *b = (unsigned char *)read_file(j, &len, why, sizeof why);
+    int rc = -1;
+    struct stat st;
+    if (!b) {
+        cli_error(j, "cannot read: %s", why);
+    } else if (len >= JOURNAL_HEAD && memcmp(b, JOURNAL_MAGIC, sizeof JOURNAL_MAGIC - 1) == 0 &&
+               get_le64(b + JOURNAL_HEAD - 16) == len - JOURNAL_HEAD &&
+               get_le64(b + JOURNAL_HEAD - 8) == xxh3_of(b + JOURNAL_HEAD, len - JOURNAL_HEAD)) {
+        /* whole: the file may hold part of the new header; write it all */
+        if (stat(path, &st) != 0 || (uint64_t)st.st_size != get_le64(b + JOURNAL_HEAD - 24)) {
+            cli_error(path, "an interrupted --in-place edit left %s, but the file has another size "
+                      "now: left as they are", j);
+        } else if (write_at_start(path, b + JOURNAL_HEAD, len - JOURNAL_HEAD) != 0) {
+            cli_error(path, "completing an interrupted --in-place edit: %s", strerror(errno));
+        } else if (unlink(j) != 0 || sync_dir_of(path) != 0) {
+            cli_error(j, "cannot remove: %s", strerror(errno));
+        } else {
+            cli_error(path, "note: completed an interrupted --in-place edit");
+            rc = 0;
+        }
+    } else {
+        /* partial: written before the file was touched */
+        if (unlink(j) != 0 || sync_dir_of(path) != 0) {
+            cli_error(j, "cannot remove: %s", strerror(errno));
+        } else {
+            cli_error(path, "note: removed the unfinished journal of an --in-place edit that had "
+                      "not begun");
+            rc = 0;
+        }
+    }
+    free(b);
+    free(j);
+    return rc;
+}
+
+/* A writer holding the plan's pairs and f's tensor infos, or NULL after a
+ * message. */
+static gguf_writer *header_writer(const gguf_file *f, const struct plan *p)
+{
+    gguf_error err;
+    err.message[0] = '\0';
+    gguf_writer *w = gguf_writer_new();
+    int rc = w ? add_pairs(w, f, p, &err) : GGUF_E_NOMEM;
+    for (uint64_t i = 0; i < gguf_tensor_count(f) && !rc; i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        char tn[GGUF_TENSOR_NAME_MAX + 1];
+        snprintf(tn, sizeof tn, "%.*s", (int)t->name.len, t->name.ptr);
+        rc = gguf_writer_add_tensor(w, tn, t->type, t->n_dims, t->ne, &err);
+    }
+    if (!rc) return w;
+    cli_error(gguf_name(f), "%s", err.message[0] ? err.message : gguf_strerror(rc));
+    gguf_writer_free(w);
+    return NULL;
+}
+
+/* Makes the plan's metadata end where f's does, for --in-place: the
+ * padding key of an earlier edit dropped, a new one added when the new
+ * metadata is shorter by more than the alignment; the tensors must lie in
+ * directory order, as the writer would place them.  Returns 0, or -1
+ * after a message. */
+static int fit_in_place(const gguf_file *f, struct plan *p)
+{
+    const char *name = gguf_name(f);
+    long at = find_item(p, KEY_PADDING);
+    if (at >= 0) {
+        free(p->it[at].name);
+        newval_free(p->it[at].nv);
+        memmove(p->it + at, p->it + at + 1, (p->n - (size_t)at - 1) * sizeof *p->it);
+        p->n--;
+        memset(&p->it[p->n], 0, sizeof p->it[p->n]);
+    }
+    const uint64_t a = gguf_alignment(f), want = gguf_data_offset(f);
+    uint64_t off = 0;
+    for (uint64_t i = 0; i < gguf_tensor_count(f); i++) {
+        const gguf_tensor *t = gguf_tensor_at(f, i);
+        off = (off + a - 1) / a * a;
+        if (t->offset != off) {
+            cli_error(name, "--in-place: the tensor data is not laid out in directory order, "
+                      "which a rewritten header would describe: write to OUT instead");
+            return -1;
+        }
+        off += t->size;
+    }
+    gguf_writer *w = header_writer(f, p);
+    if (!w) return -1;
+    uint64_t hs = gguf_writer_header_size(w), d = gguf_writer_data_offset(w);
+    gguf_writer_free(w);
+    if (d == want) return 0;
+    if (hs > want) {
+        cli_error(name, "--in-place: the new metadata (%llu bytes) does not fit in the %llu bytes "
+                  "before the tensor data: write to OUT instead", (unsigned long long)hs,
+                  (unsigned long long)want);
+        return -1;
+    }
+    /* a padding string of L bytes, L making the header end at `want` */
+    struct newval *nv = calloc(1, sizeof *nv);
+    if (!nv || !(p->it[p->n].name = strdup(KEY_PADDING))) {
+        free(nv);
+        cli_error(NULL, "out of memory");
+        return -1;
+    }
+    nv->type = nv->v.type = GGUF_VT_STRING;
+    p->it[p->n++].nv = nv;
+    for (int pass = 0; pass < 2; pass++) {
+        if (!(w = header_writer(f, p))) return -1;
+        hs = gguf_writer_header_size(w);
+        d = gguf_writer_data_offset(w);
+        gguf_writer_free(w);
+        if (d == want) return 0;
+        if (pass || hs > want) break;
+        size_t L = (size_t)(want - hs);
+        if (!(nv->str = malloc(L ? L : 1))) {
+            cli_error(NULL, "out of memory");
+            return -1;
+        }
+        memset(nv->str, ' ', L);
+        nv->str_len = L;
+        nv->v.v.str.ptr = nv->str;
+        nv->v.v.str.len = L;
+    }
+    cli_error(name, "--in-place: the new metadata cannot be padded to end at byte %llu, where the "
+              "tensor data starts: write to OUT instead", (unsigned long long)want);
+    return -1;
+}
+
+/* Rewrites f's header in place, at path, with the plan's metadata (which
+ * fit_in_place() made fit), through the journal.  Returns 0, or -1 after a
+ * message. */
+static int rewrite_in_place(const gguf_file *f, const struct plan *p, const char *path)
+{
+    gguf_error err;
+    err.message[0] = '\0';
+    gguf_writer *w = header_writer(f, p);
+    void *hdr = NULL;
+    size_t len = 0;
+    char *j = journal_path(path);
+    int rc = -1, fd = -1;
+    if (!w || !j) goto done;
+    if (gguf_writer_header(w, &hdr, &len, &err) != GGUF_OK || len != gguf_data_offset(f)) {
+        cli_error(path, "--in-place: %s", err.message[0] ? err.message : "the header does not fit");
+        goto done;
+    }
+    unsigned char head[JOURNAL_HEAD];
+    memcpy(head, JOURNAL_MAGIC, sizeof JOURNAL_MAGIC - 1);
+    put_le64(head + JOURNAL_HEAD - 24, gguf_file_size(f));
+    put_le64(head + JOURNAL_HEAD - 16, len);
+    put_le64(head + JOURNAL_HEAD - 8, xxh3_of(hdr, len));
+    fd = open(j, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        cli_error(j, "cannot create the journal: %s", strerror(errno));
+        goto done;
+    }
+    guard_output_keep(j);
+    FILE *fp = fdopen(fd, "wb");
+    if (!fp || fwrite(head, 1, sizeof head, fp) != sizeof head || fwrite(hdr, 1, len, fp) != len ||
+        fflush(fp) != 0 || fsync(fd) != 0) {
+        cli_error(j, "cannot write the journal: %s", strerror(errno));
+        if (fp) fclose(fp);
+        else close(fd);
+        unlink(j);
+        goto done;
+    }
+    fclose(fp);
+    if (sync_dir_of(j) != 0) {
+        cli_error(j, "cannot sync its directory: %s", strerror(errno));
+        unlink(j);
+        goto done;
+    }
+    /* from here the journal completes the edit after a crash: a signal
+     * must not remove it */
+    guard_output_kept_clear();
+    if (write_at_start(path, hdr, len) != 0) {
+        cli_error(path, "--in-place: writing the header failed: %s; the journal %s holds it, and "
+                  "gguf-edit completes it when run on the file again", strerror(errno), j);
+        goto done;
+    }
+    if (unlink(j) != 0 || sync_dir_of(path) != 0) {
+        cli_error(j, "cannot remove the journal: %s (the file is edited)", strerror(errno));
+        goto done;
+    }
+    rc = 0;
+done:
+    guard_output_kept_clear();
+    free(hdr);
+    free(j);
+    gguf_writer_free(w);
+    return rc;
+}
 
 /* Writes input `in` (its new metadata, or its own when not edited, and its
  * tensors) to the output file `target`, named `name` in messages.
@@ -1041,6 +1341,30 @@ static int edit(const struct options *o)
     struct input *in = NULL;
     struct outset os = {0};
     uint32_t n_in = 1;
+    /* what an interrupted --in-place edit left is completed first */
+    if (strcmp(o->in, "-") != 0) {
+        uint32_t no;
+        size_t plen = is_set ? gguf_split_prefix(o->in, &no, &count) : 0;
+        for (uint32_t i = 0; i < (is_set ? count : 1); i++) {
+            char *path = NULL;
+            if (is_set) {
+                char *prefix = strndup(o->in, plen);
+                int len = prefix ? gguf_split_name(NULL, 0, prefix, i, count) : -1;
+                if (len >= 0 && (path = malloc((size_t)len + 1)))
+                    gguf_split_name(path, (size_t)len + 1, prefix, i, count);
+                free(prefix);
+            } else {
+                path = strdup(o->in);
+            }
+            if (!path) {
+                cli_error(NULL, "out of memory");
+                return CLI_EXIT_TROUBLE;
+            }
+            int r = recover(path);
+            free(path);
+            if (r) return CLI_EXIT_TROUBLE;
+        }
+    }
     if (is_set) {
         if (guard_split_open(&set, o->in, 0, &err)) {
             cli_message(err.message);
@@ -1101,7 +1425,23 @@ static int edit(const struct options *o)
     for (uint32_t i = 0; i < n_in; i++) {
         if (i > 0 && !o->all_shards) continue;
         if (make_plan(in[i].f, o->ed, o->n_ed, &in[i].p)) goto done;
+        if (o->in_place && fit_in_place(in[i].f, &in[i].p)) goto done;
         if (!(in[i].g = read_back(in[i].f, &in[i].p))) goto done;
+    }
+    if (o->in_place) {
+        for (uint32_t i = 0; i < n_in; i++)
+            if (in[i].g)
+                changes += diff(in[i].f, in[i].g, gguf_name(in[i].f), gguf_name(in[i].f),
+                                o->dry_run && !o->quiet);
+        if (o->dry_run) {
+            status = changes ? CLI_EXIT_OK : CLI_EXIT_NEGATIVE;
+            goto done;
+        }
+        guard_output_catch();
+        for (uint32_t i = 0; i < n_in; i++)
+            if (in[i].g && rewrite_in_place(in[i].f, &in[i].p, gguf_name(in[i].f))) goto done;
+        status = CLI_EXIT_OK;
+        goto done;
     }
     if (!o->dry_run && outset_init(&os, o->out, n_in, n_in > 1)) goto done;
     for (uint32_t i = 0; i < n_in; i++) {
@@ -1146,7 +1486,7 @@ done:
 /* ------------------------------------------------------------------------ */
 /* Options                                                                   */
 
-enum { OPT_SET = 256, OPT_SET_FILE, OPT_DELETE, OPT_RENAME, OPT_SHARD, OPT_ALL_SHARDS };
+enum { OPT_SET = 256, OPT_SET_FILE, OPT_DELETE, OPT_RENAME, OPT_SHARD, OPT_ALL_SHARDS, OPT_IN_PLACE };
 
 static const struct option long_options[] = {
     { "set", required_argument, NULL, OPT_SET },
@@ -1156,6 +1496,7 @@ static const struct option long_options[] = {
     { "dry-run", no_argument, NULL, 'n' },
     { "shard", no_argument, NULL, OPT_SHARD },
     { "all-shards", no_argument, NULL, OPT_ALL_SHARDS },
+    { "in-place", no_argument, NULL, OPT_IN_PLACE },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
@@ -1195,14 +1536,18 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'n': o->dry_run = 1; break;
         case OPT_SHARD: o->shard = 1; break;
         case OPT_ALL_SHARDS: o->all_shards = 1; break;
+        case OPT_IN_PLACE: o->in_place = 1; break;
         case 'q': o->quiet = 1; break;
         default:
             return cli_getopt_default(c, argv, usage);
         }
     }
     int n = argc - optind;
-    if (n < 1 || n < 2 - o->dry_run) return cli_usage_error(o->dry_run ? "missing FILE" : "missing FILE or OUT");
-    if (n > 2) return cli_usage_error("unexpected argument '%s'", argv[optind + 2]);
+    const int one = o->dry_run || o->in_place;
+    if (n < 1 || n < 2 - one) return cli_usage_error(one ? "missing FILE" : "missing FILE or OUT");
+    if (n > 2 - o->in_place) return cli_usage_error("unexpected argument '%s'", argv[optind + 2 - o->in_place]);
+    if (o->in_place && strcmp(argv[optind], "-") == 0)
+        return cli_usage_error("--in-place needs FILE to be a file, not standard input");
     if (o->n_ed == 0) return cli_usage_error("nothing to do: give --set, --set-file, --delete or --rename");
     if (o->shard && o->all_shards) return cli_usage_error("--shard and --all-shards cannot be combined");
     o->in = argv[optind];
