@@ -63,6 +63,8 @@ faulty FAULT_OP=pwrite FAULT_ACTION=crash -- "$EDIT" --in-place --set general.na
 check "crash mid-header: injected" injected "crash after half the bytes"
 check "crash mid-header: the journal is there" [ -s "$journal" ]
 check "crash mid-header: the header half written" [ "$(cmp "$f" "$tmp/ref.gguf" >/dev/null 2>&1; echo $?)" = 1 ]
+run 1 verify-journal "$VERIFY" "$f"
+check "gguf-verify names the journal" has "$tmp/verify-journal.out" "an interrupted gguf-edit --in-place left $journal"
 run 1 after-crash "$EDIT" -n --set general.name=str:AfterCrash "$f"
 check "the next run: completes the edit" has "$tmp/after-crash.err" "completed an interrupted --in-place edit"
 check "the next run: the new header whole" same "$tmp/ref.gguf" "$f"

@@ -574,6 +574,23 @@ static void write_manifest(const struct vfile *v)
     }
 }
 
+/* A journal that an interrupted gguf-edit --in-place left beside FILE:
+ * its header may be half rewritten until gguf-edit completes it. */
+static void check_edit_journal(struct vfile *v)
+{
+    if (strcmp(v->name, "-") == 0) return;
+    const char *slash = strrchr(v->name, '/');
+    size_t dlen = slash ? (size_t)(slash - v->name) + 1 : 0, n = strlen(v->name) + 24;
+    char *j = malloc(n);
+    if (!j) return;
+    snprintf(j, n, "%.*s.%s.gguf-edit-journal", (int)dlen, v->name, v->name + dlen);
+    struct stat st;
+    if (stat(j, &st) == 0)
+        problem(v, "an interrupted gguf-edit --in-place left %s: run gguf-edit on the file to "
+                "complete it", j);
+    free(j);
+}
+
 /* Verifies (or with -w, writes the manifest of) one FILE.  Returns its
  * exit status. */
 static int verify_one(const char *name)
@@ -581,7 +598,11 @@ static int verify_one(const char *name)
     struct vfile v;
     memset(&v, 0, sizeof v);
     v.name = name;
-    if (vfile_open(&v)) return v.status;
+    if (vfile_open(&v)) {
+        check_edit_journal(&v);
+        return v.status;
+    }
+    check_edit_journal(&v);
     uint64_t matched;
     if (opt.mode == MODE_WRITE) {
         matched = verify_open_file(&v, (int)opt.algo, 1);
