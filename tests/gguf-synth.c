@@ -33,6 +33,7 @@
 #include "gguf/gguf.h"
 #include "quant/quant.h"
 #include "tests/bytelevel.h"
+#include "tools/preset.h"
 
 #define PROG "gguf-synth"
 #define EXIT_TROUBLE 2
@@ -113,30 +114,19 @@ static uint32_t head_dim(const struct shape *sh)
     return sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head;
 }
 
-/* llama.cpp's per-tensor mixtures (llama-quantize's ftypes) that gguf-synth
- * reproduces, see tensor_type(). */
-enum mixture { MIX_NONE, MIX_Q4_K_S, MIX_Q4_K_M, MIX_Q5_K_S, MIX_Q5_K_M };
-
 /* What --type asked for. */
 struct wtype {
     char name[16];          /* --type value, lower case */
     uint32_t ggml_type;     /* the type of the 2-D weights (a mixture's base type) */
     uint32_t file_type;     /* llama.cpp's general.file_type */
-    enum mixture mix;
+    const struct preset *mix; /* llama-quantize's per-tensor mixture (tools/preset.c), or NULL */
     int quantized;          /* 1: weights go through gguf_quantize_rows */
 };
 
-static const struct {
-    const char *name;
-    enum mixture mix;
-    uint32_t base;
-    uint32_t file_type;
-} mixtures[] = {
-    {"q4_k_s", MIX_Q4_K_S, GGUF_T_Q4_K, 14},
-    {"q4_k_m", MIX_Q4_K_M, GGUF_T_Q4_K, 15},
-    {"q5_k_s", MIX_Q5_K_S, GGUF_T_Q5_K, 16},
-    {"q5_k_m", MIX_Q5_K_M, GGUF_T_Q5_K, 17},
-};
+/* The mixtures --type takes: the file types whose names are not a type's
+ * (Q3_K_S ... Q5_K_M); Q4_0, Q8_0 ... name single types here. */
+static const char *const mixture_names[] = {"q3_k_s", "q3_k_m", "q3_k_l", "q4_k_s",
+                                            "q4_k_m", "q5_k_s", "q5_k_m"};
 
 /* general.file_type of a file whose 2-D weights all have one type: the
  * llama.cpp file type named after that type; for the K-quants that come in
@@ -627,13 +617,6 @@ static size_t list_tensors(const struct shape *sh, int untied, struct tspec **ou
 /* ------------------------------------------------------------------------ */
 /* Tensor types: llama-quantize's rules                                      */
 
-/* 1 for the layers that llama-quantize's K-quant mixtures give more bits:
- * the first and last eighth of n layers, and every third one between. */
-static int use_more_bits(uint32_t i, uint32_t n)
-{
-    return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
-}
-
 /* The type llama-quantize substitutes for `type` when a row of ne0
  * elements is not a whole number of its blocks: K-quants (blocks of 256)
  * fall back to a format with blocks of 32 (Q4_K to Q5_0, Q5_K to Q5_1,
@@ -660,57 +643,30 @@ static uint32_t fallback_type(uint32_t type, uint64_t ne0)
     return ne0 % gguf_type_get(fb)->block_size == 0 ? fb : GGUF_T_F16;
 }
 
-/* The output type of tensor t of a model with n_layer layers under --type
- * wt, or GGUF_T_COUNT when a row does not fit the type and has no
- * substitute.  `tied`: the model has no output.weight.
+/* The output type of tensor t of a model of the shape sh under --type wt,
+ * or GGUF_T_COUNT when a row does not fit the type and has no substitute.
+ * `tied`: the model has no output.weight.
  *
  * Norms and biases (1-D) are F32.  A single type applies to every 2-D
- * weight, with fallback_type() where a row does not fit.  The mixtures
- * choose as llama-quantize does for a qwen2 or qwen3 model without
- * importance matrix or overrides:
- *  - the output matrix (output.weight, or token_embd.weight when the
- *    embeddings are tied) is Q6_K, or Q8_0 when its rows are not a whole
- *    number of the base type's blocks; an untied token_embd.weight keeps
- *    the base type;
- *  - attn_v.weight and ffn_down.weight are Q6_K on the layers of
- *    use_more_bits() for Q4_K_M and Q5_K_M; for Q4_K_S, attn_v is Q5_K on
- *    layers 0-3 and ffn_down Q5_K on the first n_layer/8 layers;
- *  - everything else has the base type (Q4_K or Q5_K);
- *  - then fallback_type() for rows that do not fit (on 0.5b, width 896).
- * llama-quantize counts attn_v and ffn_down tensors in layer order, so its
- * counters are the layer numbers used here. */
-static uint32_t tensor_type(const struct wtype *wt, const struct tspec *t, uint32_t n_layer,
+ * weight, with fallback_type() where a row does not fit.  A mixture takes
+ * the types llama-quantize gives a qwen2 or qwen3 model without importance
+ * matrix or overrides (tools/preset.c, shared with gguf-requant --preset). */
+static uint32_t tensor_type(const struct wtype *wt, const struct tspec *t, const struct shape *sh,
                             int tied)
 {
     if (t->kind != K_WEIGHT) return GGUF_T_F32;
     if (!wt->quantized) return wt->ggml_type;
-    uint32_t type = wt->ggml_type;
-    unsigned layer = 0;
-    int in_block = sscanf(t->name, "blk.%u.", &layer) == 1;
-    enum mixture m = wt->mix;
-    if (m != MIX_NONE) {
-        if (strcmp(t->name, "output.weight") == 0 ||
-            (tied && strcmp(t->name, "token_embd.weight") == 0)) {
-            if (t->ne[0] % gguf_type_get(type)->block_size != 0) type = GGUF_T_Q8_0;
-            else if (type != GGUF_T_Q8_0) type = GGUF_T_Q6_K;
-        } else if (in_block && strstr(t->name, "attn_v.weight")) {
-            if ((m == MIX_Q4_K_M || m == MIX_Q5_K_M) && use_more_bits(layer, n_layer))
-                type = GGUF_T_Q6_K;
-            else if (m == MIX_Q4_K_S && layer < 4)
-                type = GGUF_T_Q5_K;
-        } else if (in_block && strstr(t->name, "ffn_down")) {
-            if ((m == MIX_Q4_K_M || m == MIX_Q5_K_M) && use_more_bits(layer, n_layer))
-                type = GGUF_T_Q6_K;
-            else if (m == MIX_Q4_K_S && layer < n_layer / 8)
-                type = GGUF_T_Q5_K;
-        }
+    if (wt->mix) {
+        const struct preset_model m = {sh->n_layer, sh->n_head / sh->n_head_kv, tied, 0, GGUF_T_COUNT,
+                                       GGUF_T_COUNT};
+        return preset_tensor_type(wt->mix, &m, t->name, strlen(t->name), t->n_dims, t->ne[0], GGUF_T_F32);
     }
-    return fallback_type(type, t->ne[0]);
+    return fallback_type(wt->ggml_type, t->ne[0]);
 }
 
 /* Sets the type of every tensor; exits with a message when a tensor gets
  * no type, or (with `need_quantizer`) one that libgguf cannot quantize. */
-static void plan_types(const struct wtype *wt, struct tspec *ts, size_t nt, uint32_t n_layer,
+static void plan_types(const struct wtype *wt, struct tspec *ts, size_t nt, const struct shape *sh,
                        int need_quantizer)
 {
     int tied = 1;
@@ -718,7 +674,7 @@ static void plan_types(const struct wtype *wt, struct tspec *ts, size_t nt, uint
         if (strcmp(ts[i].name, "output.weight") == 0) tied = 0;
     for (size_t i = 0; i < nt; i++) {
         struct tspec *t = &ts[i];
-        t->type = tensor_type(wt, t, n_layer, tied);
+        t->type = tensor_type(wt, t, sh, tied);
         if (t->type == GGUF_T_COUNT) {
             fprintf(stderr,
                     PROG ": tensor '%s': rows of %" PRIu64 " elements do not fit type %s, "
@@ -935,7 +891,8 @@ static void usage(int status)
 "                           model, quantized; rows that do not fit the type's\n"
 "                           blocks fall back as in llama-quantize (Q4_K to\n"
 "                           Q5_0, Q5_K to Q5_1, Q6_K to Q8_0)\n"
-"                         q4_k_m, q4_k_s, q5_k_m, q5_k_s: llama-quantize's\n"
+"                         q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s,\n"
+"                         q5_k_m: llama-quantize's\n"
 "                           mixtures of that name (without importance matrix),\n"
 "                           e.g. q4_k_m: Q6_K for the output matrix (token_embd\n"
 "                           when tied) and for attn_v and ffn_down on the first\n"
@@ -1031,11 +988,11 @@ static int parse_type(const char *arg, struct wtype *wt)
     memset(wt, 0, sizeof *wt);
     for (size_t i = 0; i <= n; i++)
         wt->name[i] = (char)(arg[i] >= 'A' && arg[i] <= 'Z' ? arg[i] - 'A' + 'a' : arg[i]);
-    for (size_t i = 0; i < sizeof mixtures / sizeof mixtures[0]; i++)
-        if (strcmp(wt->name, mixtures[i].name) == 0) {
-            wt->ggml_type = mixtures[i].base;
-            wt->file_type = mixtures[i].file_type;
-            wt->mix = mixtures[i].mix;
+    for (size_t i = 0; i < sizeof mixture_names / sizeof mixture_names[0]; i++)
+        if (strcmp(wt->name, mixture_names[i]) == 0) {
+            wt->mix = preset_find(wt->name);
+            wt->ggml_type = wt->mix->base;
+            wt->file_type = (uint32_t)wt->mix->file_type;
             wt->quantized = 1;
             return 0;
         }
@@ -1182,7 +1139,7 @@ int main(int argc, char **argv)
 
     struct tspec *ts;
     size_t nt = list_tensors(sh, untied, &ts);
-    plan_types(&wt, ts, nt, sh->n_layer, !plan);
+    plan_types(&wt, ts, nt, sh, !plan);
     struct vocab v;
     build_vocab(&v, sh, seed);
 

@@ -13,13 +13,20 @@ check_PROGRAMS += tests/gguf-synth
 tests_gguf_synth_SOURCES = tests/gguf-synth.c tests/bytelevel.h
 tests_gguf_synth_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_gguf_synth_LDFLAGS = $(OPENMP_CFLAGS)
-tests_gguf_synth_LDADD = gguf/libgguf.la -lm
+tests_gguf_synth_LDADD = tools/libcli.la gguf/libgguf.la -lm
 
 # --- reader unit tests ---
 check_PROGRAMS += tests/test-read
 tests_test_read_SOURCES = tests/test-read.c tests/testutil.h tests/bytes.h
 tests_test_read_LDADD = gguf/libgguf.la
 TESTS += tests/test-read
+
+# --- the tensor types of gguf-requant --preset (tools/preset.c) ---
+check_PROGRAMS += tests/test-preset
+tests_test_preset_SOURCES = tests/test-preset.c tests/testutil.h
+tests_test_preset_LDADD = tools/libcli.la gguf/libgguf.la -lm
+TESTS += tests/test-preset
+EXTRA_DIST += tests/data/preset-kat/types.kat
 
 # --- split sets (gguf_split_*) ---
 check_PROGRAMS += tests/test-split
@@ -28,8 +35,9 @@ tests_test_split_LDADD = gguf/libgguf.la
 TESTS += tests/test-split
 check_PROGRAMS += tests/split-file
 tests_split_file_LDADD = gguf/libgguf.la
-TESTS += tests/test-split-tools.sh tests/test-edit.sh tests/test-edit-in-place.sh
-EXTRA_DIST += tests/test-split-tools.sh tests/test-edit.sh tests/test-edit-in-place.sh
+TESTS += tests/test-split-tools.sh tests/test-edit.sh tests/test-edit-in-place.sh tests/test-requant-preset.sh
+EXTRA_DIST += tests/test-split-tools.sh tests/test-edit.sh tests/test-edit-in-place.sh tests/test-requant-preset.sh \
+	tests/data/preset-kat/small.kat tests/data/preset-kat/README.md
 
 # --- the memory bound and size limit of parsing (gguf.h) ---
 check_PROGRAMS += tests/test-meta-memory

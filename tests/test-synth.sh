@@ -53,7 +53,7 @@ run 0 help --help
 has "$tmp/help.out" "Usage: gguf-synth"
 has "$tmp/help.out" "--big-endian"
 has "$tmp/help.out" "small  as tiny with width 256 and FFN 512"
-has "$tmp/help.out" "q4_k_m, q4_k_s, q5_k_m, q5_k_s"
+has "$tmp/help.out" "q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s,"
 has "$tmp/help.out" "--threads=N"
 has "$tmp/help.out" "--plan"
 empty "$tmp/help.err"

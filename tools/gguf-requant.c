@@ -27,6 +27,7 @@
 #include "tools/guard.h"
 #include "tools/mixture.h"
 #include "tools/outset.h"
+#include "tools/preset.h"
 
 /* Provenance keys added to (or replaced in) every output.  The namespace is
  * the package's own, so that it cannot meet a key llama.cpp defines. */
@@ -56,6 +57,9 @@ struct options {
     char **given;               /* the rule options as given, for KEY_RULES */
     size_t n_given;
     long file_type;             /* --file-type, or -1 */
+    const struct preset *preset; /* --preset, or NULL */
+    struct preset_model pm;     /* --pure, --output-tensor-type, --token-embedding-type; the
+                                 * model's facts, filled from the input */
     int strict, dry_run, report, json, quiet;
     int checksums;              /* --checksums */
     int threads;                /* 0: all cores */
@@ -90,7 +94,14 @@ static void usage(void)
         "a set with --split-max-*.\n"
         "\n"
         "Choosing tensors (an --exclude match wins, then the first matching --type,\n"
-        "then --from/--to; tensors of one dimension are never converted):\n"
+        "then --preset or --from/--to; tensors of one dimension are never converted):\n"
+        "      --preset=NAME     the types llama-quantize gives each tensor for the file\n"
+        "                        type NAME (Q4_K_M, Q8_0 ...; see gguf-requant(1)),\n"
+        "                        without importance matrix; best from F32, F16 or BF16\n"
+        "      --pure            with --preset: every converted tensor the base type\n"
+        "      --output-tensor-type=TYPE, --token-embedding-type=TYPE\n"
+        "                        with --preset: the type of output.weight, of\n"
+        "                        token_embd.weight\n"
         "      --from=TYPE       convert every tensor of type TYPE ...\n"
         "      --to=TYPE         ... to type TYPE (both are needed)\n"
         "      --type=GLOB=TYPE  convert tensors whose names match GLOB to TYPE;\n"
@@ -171,14 +182,16 @@ static int remember(struct options *o, const char *opt, const char *value)
     size_t n = strlen(opt) + strlen(value) + 2;
     char *s = malloc(n);
     if (!s) return -1;
-    snprintf(s, n, "%s=%s", opt, value);
+    if (*value) snprintf(s, n, "%s=%s", opt, value);
+    else snprintf(s, n, "%s", opt);
     o->given[o->n_given++] = s;
     return 0;
 }
 
 enum {
     OPT_FROM = 256, OPT_TO, OPT_TYPE, OPT_EXCLUDE, OPT_STRICT, OPT_FILE_TYPE, OPT_REPORT,
-    OPT_CHECKSUMS, OPT_SPLIT_TENSORS, OPT_SPLIT_SIZE
+    OPT_CHECKSUMS, OPT_SPLIT_TENSORS, OPT_SPLIT_SIZE, OPT_PRESET, OPT_PURE, OPT_OUTPUT_TYPE,
+    OPT_EMBD_TYPE
 };
 
 /* A --split-max-size value: digits, then K, M or G (powers of 1000) or
@@ -214,6 +227,10 @@ static const struct option long_options[] = {
     { "checksums", no_argument, NULL, OPT_CHECKSUMS },
     { "json", no_argument, NULL, 'j' },
     { "split-max-tensors", required_argument, NULL, OPT_SPLIT_TENSORS },
+    { "preset", required_argument, NULL, OPT_PRESET },
+    { "pure", no_argument, NULL, OPT_PURE },
+    { "output-tensor-type", required_argument, NULL, OPT_OUTPUT_TYPE },
+    { "token-embedding-type", required_argument, NULL, OPT_EMBD_TYPE },
     { "split-max-size", required_argument, NULL, OPT_SPLIT_SIZE },
     { "threads", required_argument, NULL, 't' },
     { "quiet", no_argument, NULL, 'q' },
@@ -265,6 +282,25 @@ static int parse_options(int argc, char **argv, struct options *o)
             if (remember(o, "--exclude", optarg)) goto nomem;
             break;
         case OPT_STRICT: o->strict = 1; break;
+        case OPT_PRESET:
+            if (!(o->preset = preset_find(optarg)))
+                return cli_usage_error("--preset: unknown file type '%s' (%s)", optarg, preset_names());
+            if (remember(o, "--preset", optarg)) goto nomem;
+            break;
+        case OPT_PURE:
+            o->pm.pure = 1;
+            if (remember(o, "--pure", "")) goto nomem;
+            break;
+        case OPT_OUTPUT_TYPE:
+        case OPT_EMBD_TYPE: {
+            const char *opt = c == OPT_OUTPUT_TYPE ? "--output-tensor-type" : "--token-embedding-type";
+            uint32_t *t = c == OPT_OUTPUT_TYPE ? &o->pm.output_type : &o->pm.embd_type;
+            if (parse_type(opt, optarg, t)) return CLI_EXIT_TROUBLE;
+            if (!gguf_can_quantize(*t))
+                return cli_usage_error("%s: cannot convert to %s", opt, gguf_type_str(*t));
+            if (remember(o, opt, optarg)) goto nomem;
+            break;
+        }
         case OPT_FILE_TYPE:
             o->file_type = parse_file_type(optarg);
             if (o->file_type < 0)
@@ -308,11 +344,14 @@ static int parse_options(int argc, char **argv, struct options *o)
     o->out = n_args == 2 ? argv[optind + 1] : NULL;
     if (o->have_from != o->have_to)
         return cli_usage_error(o->have_from ? "--from needs --to" : "--to needs --from");
+    if (o->preset && o->have_from) return cli_usage_error("--preset and --from/--to cannot be combined");
+    if (!o->preset && (o->pm.pure || o->pm.output_type != GGUF_T_COUNT || o->pm.embd_type != GGUF_T_COUNT))
+        return cli_usage_error("--pure, --output-tensor-type and --token-embedding-type go with --preset");
     uint32_t in_count = 1;
     const int in_set = gguf_split_prefix(o->in, NULL, &in_count) && in_count > 1;
     if (!o->have_from && !o->n_rules && o->file_type < 0 && !o->split_tensors && !o->split_bytes &&
-        !in_set)
-        return cli_usage_error("nothing to do: give --from and --to, --type, --file-type or "
+        !in_set && !o->preset)
+        return cli_usage_error("nothing to do: give --preset, --from and --to, --type, --file-type or "
                                "--split-max-*");
     if ((o->split_tensors || o->split_bytes) && o->out && strcmp(o->out, "-") == 0)
         return cli_usage_error("--split-max-* write files: OUT cannot be '-'");
@@ -332,6 +371,13 @@ nomem:
 /* The type the options ask for tensor t (t->type when none does). */
 static uint32_t wanted_type(const struct options *o, const gguf_tensor *t)
 {
+    if (o->preset) {
+        for (size_t i = 0; i < o->n_excludes; i++)
+            if (cli_glob_match(o->excludes[i], t->name.ptr, t->name.len)) return t->type;
+        for (size_t i = 0; i < o->n_rules; i++)
+            if (cli_glob_match(o->rules[i].glob, t->name.ptr, t->name.len)) return o->rules[i].type;
+        return preset_tensor_type(o->preset, &o->pm, t->name.ptr, t->name.len, t->n_dims, t->ne[0], t->type);
+    }
     for (size_t i = 0; i < o->n_excludes; i++)
         if (cli_glob_match(o->excludes[i], t->name.ptr, t->name.len)) return t->type;
     for (size_t i = 0; i < o->n_rules; i++)
@@ -446,6 +492,7 @@ static long output_file_type(const struct options *o, uint64_t n, const struct e
 {
     *unnamed = 0;
     if (o->file_type >= 0) return o->file_type;
+    if (o->preset) return o->preset->file_type;
     int changed = 0;
     for (uint64_t i = 0; i < n; i++) changed |= entries[i].to != entries[i].t->type;
     if (!changed) return -1;
@@ -1066,7 +1113,7 @@ static uint32_t plan_shards(const struct options *o, const struct entry *entries
 }
 
 /* The whole run after option parsing.  Returns the exit status. */
-static int requant(const struct options *o)
+static int requant(struct options *o)
 {
     if (o->out && strcmp(o->out, "-") == 0 && !o->dry_run && cli_isatty(1)) {
         cli_error("(stdout)", "refusing to write binary data to a terminal");
@@ -1104,7 +1151,38 @@ static int requant(const struct options *o)
         cli_error(NULL, "out of memory");
         goto done;
     }
+    if (o->preset) {
+        /* what the preset's rules look at */
+        gguf_str arch;
+        char key[160];
+        uint64_t v, kv_heads;
+        o->pm.n_layer = 0;
+        o->pm.n_gqa = 1;
+        if (gguf_kv_str(r.f, "general.architecture", &arch, NULL) == GGUF_OK && arch.len < 100) {
+            snprintf(key, sizeof key, "%.*s.block_count", (int)arch.len, arch.ptr);
+            if (gguf_kv_uint(r.f, key, &v, NULL) == GGUF_OK && v <= UINT32_MAX) o->pm.n_layer = (uint32_t)v;
+            snprintf(key, sizeof key, "%.*s.attention.head_count", (int)arch.len, arch.ptr);
+            int have_heads = gguf_kv_uint(r.f, key, &v, NULL) == GGUF_OK;
+            snprintf(key, sizeof key, "%.*s.attention.head_count_kv", (int)arch.len, arch.ptr);
+            if (have_heads && gguf_kv_uint(r.f, key, &kv_heads, NULL) == GGUF_OK && kv_heads > 0 &&
+                v / kv_heads <= UINT32_MAX)
+                o->pm.n_gqa = (uint32_t)(v / kv_heads);
+        }
+        o->pm.tied = gguf_split_tensor_find(r.set, "output.weight", NULL) == NULL;
+    }
     if (make_plan(o, r.set, entries)) goto done;
+    if (o->preset) {
+        uint64_t requantized = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            const uint32_t from = entries[i].t->type;
+            if (entries[i].to != from && from != GGUF_T_F32 && from != GGUF_T_F16 && from != GGUF_T_BF16)
+                requantized++;
+        }
+        if (requantized)
+            cli_error(gguf_name(r.f), "warning: %llu tensors are quantized already: quantizing them "
+                      "again loses precision (quantize from F32, F16 or BF16 when you can)",
+                      (unsigned long long)requantized);
+    }
     if (!(n_out = plan_shards(o, entries, n, gguf_alignment(r.f), &shards))) goto done;
     tt.n_out = n_out;
     tt.shards = shards;
@@ -1242,6 +1320,7 @@ int main(int argc, char **argv)
     struct options o;
     memset(&o, 0, sizeof o);
     o.file_type = -1;
+    o.pm.output_type = o.pm.embd_type = GGUF_T_COUNT;
     cli_set_prog("gguf-requant");
     guard_init();
     size_t na = (size_t)argc + 1;

@@ -1,6 +1,7 @@
 # tools/: one small main() per command, plus shared CLI helpers.
 noinst_LTLIBRARIES += tools/libcli.la
 tools_libcli_la_SOURCES = tools/cli.c tools/cli.h tools/guard.c tools/guard.h tools/value.c \
+	tools/preset.c tools/preset.h \
 	tools/outset.c tools/outset.h \
 	tools/value.h
 tools_libcli_la_LIBADD = -lm
