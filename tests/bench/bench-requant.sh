@@ -1,5 +1,7 @@
 #!/bin/bash
-# bench-requant.sh -- how fast gguf-requant turns Q6_K tensors into Q4_K.
+# bench-requant.sh -- how fast gguf-requant turns Q6_K tensors into Q4_K,
+# or (BENCH_PRESET) quantizes an F16 model to one of llama-quantize's file
+# types.
 #
 # Converts every Q6_K tensor of the 1.5b synthetic Qwen2 model in Q4_K_M
 # (token_embd, half of the attn_v and ffn_down tensors; generated once with
@@ -21,7 +23,12 @@
 # script fails only when something could not run.  The outputs (about 1 GB
 # each) go to a temporary directory that is removed at exit.
 #
+# With BENCH_PRESET=NAME (Q4_K_M ...), the 1.5b model in F16 is quantized
+# instead, with gguf-requant --preset NAME -t 2 IN OUT and, side by side,
+# llama-quantize IN OUT2 NAME 2 (goal: at least 4x faster).
+#
 # Environment:
+#   BENCH_PRESET     quantize F16 to this file type instead
 #   BENCH_DIR        cache directory for generated models
 #                    (default: $top_builddir/tests/bench/cache)
 #   BENCH_MODEL      convert this file instead of the generated model
@@ -44,7 +51,8 @@ dump=${GGUF_DUMP:-$(tool gguf-dump)}
 [ -x "$dump" ] || die "$dump: not built (run make first)"
 command -v python3 > /dev/null 2>&1 || die "python3 not found (needed to read gguf-dump --json)"
 
-bench_model q4_k_m
+preset=${BENCH_PRESET:-}
+if [ -n "$preset" ]; then bench_model f16; else bench_model q4_k_m; fi
 
 # tensors FILE: prints one line per tensor, "name type offset bytes", from
 # gguf-dump --json (absolute offsets).
@@ -60,18 +68,28 @@ for t in json.load(open(sys.argv[1]))["tensors"]:
 size=$(stat -L -c %s "$model") || die "$model: cannot stat"
 tensors "$model" > "$tmp/in.list" || die "$model: gguf-dump --json failed"
 n_q6=$(awk '$2 == "Q6_K" { n++; w += $4 } END { printf "%d tensors, %.0f MiB", n, w / 1048576 }' "$tmp/in.list")
-echo "model: $model ($((size / 1048576)) MiB; Q6_K: $n_q6)"
+if [ -n "$preset" ]; then
+    echo "model: $model ($((size / 1048576)) MiB) to $preset"
+else
+    echo "model: $model ($((size / 1048576)) MiB; Q6_K: $n_q6)"
+fi
 echo "threads: $threads; best of $runs runs, page cache warm"
 
 out=$tmp/requant.gguf
-read -r ours ours_cpu <<< "$(best_ms "$runs" "$tmp/requant.log" "$requant" -q --from q6_k --to q4_k \
+if [ -n "$preset" ]; then
+    ours_args=(--preset "$preset")
+    goal="at least 4x faster than llama-quantize"
+else
+    ours_args=(--from q6_k --to q4_k)
+    goal="at least 2x faster than llama-quantize"
+fi
+read -r ours ours_cpu <<< "$(best_ms "$runs" "$tmp/requant.log" "$requant" -q "${ours_args[@]}" \
     -t "$threads" "$model" "$out")"
 if [ -z "$ours" ]; then
     tail -n 20 "$tmp/requant.log" >&2
     die "gguf-requant $model failed"
 fi
-printf '  %-16s %10s ms wall %8s ms CPU   (goal: at least 2x faster than llama-quantize)\n' \
-    "gguf-requant" "$ours" "$ours_cpu"
+printf '  %-16s %10s ms wall %8s ms CPU   (goal: %s)\n' "gguf-requant" "$ours" "$ours_cpu" "$goal"
 
 if [ -z "${LLAMA_QUANTIZE:-}" ]; then
     echo "peer llama-quantize: skipped (set LLAMA_QUANTIZE to the path of llama.cpp's llama-quantize to compare)"
@@ -80,9 +98,13 @@ fi
 [ -x "$LLAMA_QUANTIZE" ] || die "$LLAMA_QUANTIZE: not an executable (LLAMA_QUANTIZE)"
 
 out2=$tmp/llama-quantize.gguf
-read -r peer peer_cpu <<< "$(best_ms "$runs" "$tmp/peer.log" "$LLAMA_QUANTIZE" --allow-requantize \
-    --tensor-type attn_v=q4_k --tensor-type ffn_down=q4_k --token-embedding-type q4_k \
-    "$model" "$out2" Q4_K_M "$threads")"
+if [ -n "$preset" ]; then
+    peer_args=("$model" "$out2" "$preset" "$threads")
+else
+    peer_args=(--allow-requantize --tensor-type attn_v=q4_k --tensor-type ffn_down=q4_k
+               --token-embedding-type q4_k "$model" "$out2" Q4_K_M "$threads")
+fi
+read -r peer peer_cpu <<< "$(best_ms "$runs" "$tmp/peer.log" "$LLAMA_QUANTIZE" "${peer_args[@]}")"
 if [ -z "$peer" ]; then
     tail -n 20 "$tmp/peer.log" >&2
     die "llama-quantize $model failed"
