@@ -4,14 +4,15 @@
  * `make check`, never installed.
  *
  *   FAULT_OP       the calls that are counted: write (the default), pwrite,
- *                  fsync, fchmod, linkat, rename, or mmap (of a regular file;
- *                  with FAULT_TRUNCATE set, of that file only)
+ *                  fsync, fchmod, linkat, rename, mmap (of a regular file;
+ *                  with FAULT_TRUNCATE set, of that file only), or openw
+ *                  (an open for writing without O_CREAT: of a file there)
  *   FAULT_FD       for write: "file" (the default) counts writes to regular
  *                  files on descriptors above 2 (the output); a number
  *                  counts writes to that descriptor (1: standard output)
  *   FAULT_AT       the counted call that gets the fault, from 1 (default 1)
  *   FAULT_ACTION   what it gets:
- *                    eio, enospc, efbig, eintr: the call fails with that
+ *                    eio, enospc, efbig, eintr, eacces: the call fails with that
  *                      errno instead of being made
  *                    short: a write moves at most half of its bytes (at
  *                      least one), this one and every counted one after it
@@ -45,7 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum op { OP_WRITE, OP_PWRITE, OP_FSYNC, OP_FCHMOD, OP_LINKAT, OP_RENAME, OP_MMAP, OP_NONE };
+enum op { OP_WRITE, OP_PWRITE, OP_FSYNC, OP_FCHMOD, OP_LINKAT, OP_RENAME, OP_MMAP, OP_OPENW, OP_NONE };
 enum action { A_NONE, A_ERRNO, A_SHORT, A_SIGNAL, A_TRUNCATE, A_CRASH };
 
 static struct config {
@@ -69,7 +70,7 @@ extern char **environ;
 static int errno_named(const char *s)
 {
     static const struct { const char *name; int value; } names[] = {
-        { "eio", EIO }, { "enospc", ENOSPC }, { "efbig", EFBIG }, { "eintr", EINTR },
+        { "eio", EIO }, { "enospc", ENOSPC }, { "efbig", EFBIG }, { "eintr", EINTR }, { "eacces", EACCES },
         { "EOPNOTSUPP", EOPNOTSUPP }, { "EISDIR", EISDIR }, { "EINVAL", EINVAL },
         { "ENOENT", ENOENT },
     };
@@ -97,6 +98,7 @@ static void configure(void)
     else if (strcmp(s, "linkat") == 0) cfg.op = OP_LINKAT;
     else if (strcmp(s, "rename") == 0) cfg.op = OP_RENAME;
     else if (strcmp(s, "mmap") == 0) cfg.op = OP_MMAP;
+    else if (strcmp(s, "openw") == 0) cfg.op = OP_OPENW;
     else {
         fprintf(stderr, "fault: unknown FAULT_OP '%s'\n", s);
         _exit(99);
@@ -384,6 +386,15 @@ static int refuse_tmpfile(int flags)
     return 0;
 }
 
+/* Whether an open with these flags fails (FAULT_OP=openw), errno set. */
+static int refuse_open(int flags)
+{
+    if (!(flags & (O_WRONLY | O_RDWR)) || (flags & O_CREAT) || (flags & TMPFILE_BIT)) return 0;
+    if (count(OP_OPENW) != A_ERRNO) return 0;
+    errno = cfg.err;
+    return 1;
+}
+
 /* The mode argument is there when the flags say so (O_CREAT, O_TMPFILE). */
 #define MODE_ARG(flags, mode) \
     do { \
@@ -398,7 +409,7 @@ int open(const char *path, int flags, ...)
     REAL(open_fn, open);
     mode_t mode;
     MODE_ARG(flags, mode);
-    if (refuse_tmpfile(flags)) return -1;
+    if (refuse_tmpfile(flags) || refuse_open(flags)) return -1;
     return real_open(path, flags, mode);
 }
 
@@ -407,7 +418,7 @@ int open64(const char *path, int flags, ...)
     REAL(open_fn, open64);
     mode_t mode;
     MODE_ARG(flags, mode);
-    if (refuse_tmpfile(flags)) return -1;
+    if (refuse_tmpfile(flags) || refuse_open(flags)) return -1;
     return real_open64(path, flags, mode);
 }
 
@@ -416,7 +427,7 @@ int openat(int dir, const char *path, int flags, ...)
     REAL(openat_fn, openat);
     mode_t mode;
     MODE_ARG(flags, mode);
-    if (refuse_tmpfile(flags)) return -1;
+    if (refuse_tmpfile(flags) || refuse_open(flags)) return -1;
     return real_openat(dir, path, flags, mode);
 }
 
@@ -425,6 +436,6 @@ int openat64(int dir, const char *path, int flags, ...)
     REAL(openat_fn, openat64);
     mode_t mode;
     MODE_ARG(flags, mode);
-    if (refuse_tmpfile(flags)) return -1;
+    if (refuse_tmpfile(flags) || refuse_open(flags)) return -1;
     return real_openat64(dir, path, flags, mode);
 }

@@ -53,6 +53,20 @@ check "--in-place with OUT: usage" has "$tmp/with-out.err" "unexpected argument"
 run 2 stdin "$EDIT" --in-place --set general.name=str:X - < "$f"
 check "--in-place on standard input: usage" has "$tmp/stdin.err" "needs FILE to be a file"
 
+# --- a file that cannot be edited in place: refused before a journal is made -------------
+cp "$m" "$f"
+faulty FAULT_OP=openw FAULT_ACTION=eacces -- "$EDIT" --in-place --set general.name=str:X "$f" \
+    > /dev/null 2> "$tmp/unwritable.err"
+check "unwritable: refused" has "$tmp/unwritable.err" "cannot open for writing: Permission denied"
+check "unwritable: FILE unchanged" same "$m" "$f"
+check "unwritable: no journal left" [ ! -e "$journal" ]
+gzip -c "$m" > "$tmp/z.gguf"
+cp "$tmp/z.gguf" "$tmp/z.orig"
+run 2 gzip "$EDIT" --in-place --set general.name=str:X "$tmp/z.gguf"
+check "gzip FILE: refused" has "$tmp/gzip.err" "--in-place needs an uncompressed regular file"
+check "gzip FILE: unchanged" same "$tmp/z.orig" "$tmp/z.gguf"
+check "gzip FILE: no journal" [ ! -e "$tmp/.z.gguf.gguf-edit-journal" ]
+
 # --- a crash in the middle of the header: the journal completes it --------------------
 cp "$m" "$tmp/ref.gguf"
 "$EDIT" --in-place --set general.name=str:AfterCrash --delete tokenizer.chat_template "$tmp/ref.gguf" ||

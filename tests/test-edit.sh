@@ -106,6 +106,9 @@ run 1 dry-renamed "$EDIT" -n --rename general.name=x.name --rename x.name=genera
 check "stdin to stdout: the bytes of a file edit" same "$tmp/file.gguf" "$tmp/piped.gguf"
 cat "$m" | "$EDIT" --set general.name=str:Foo - "$tmp/pipe-in.gguf" || fail "a pipe"
 check "a pipe: the bytes of a file edit" same "$tmp/file.gguf" "$tmp/pipe-in.gguf"
+gzip -c "$m" > "$tmp/m.gguf.gz"
+run 0 gzip "$EDIT" --set general.name=str:Foo "$tmp/m.gguf.gz" "$tmp/from-gz.gguf"
+check "a gzip FILE: the bytes of a file edit" same "$tmp/file.gguf" "$tmp/from-gz.gguf"
 
 # --- refused edits: a message, status 2, no output ---------------------------------
 echo keep > "$tmp/old.gguf"
@@ -120,12 +123,20 @@ refused "general.alignment cannot be edited: the tensor data would move" --set g
 refused "general.alignment cannot be edited" --delete general.alignment
 refused "general.alignment cannot be edited" --rename general.name=general.alignment
 refused "the split.* keys describe a split set" --set split.count=u16:2
+refused "the split.* keys describe a split set" --delete split.count
+refused "the split.* keys describe a split set" --rename split.no=x.no
+refused "the split.* keys describe a split set" --rename general.name=split.tensors.count
 refused "key 'nope' not found (to delete)" --delete nope
 refused "key 'nope' not found (to rename)" --rename nope=other
 refused "cannot rename 'general.name' to 'general.architecture': that key exists" --rename general.name=general.architecture
 refused "--set qwen2.block_count: 'abc' is not a UINT32" --set qwen2.block_count=abc
 refused "--set new.x: 300 is out of the range of UINT8" --set new.x=u8:300
 refused "--set new.x: -1 is out of the range of UINT32" --set new.x=u32:-1
+refused "--set new.x: ' -1' is not a UINT64" --set 'new.x=u64: -1'
+refused "--set new.x: ' 5' is not a INT32" --set 'new.x=i32: 5'
+refused "--set new.x: 1e999 is out of the range of FLOAT32" --set new.x=f32:1e999
+refused "--set new.x: -1e999 is out of the range of FLOAT64" --set new.x=f64:-1e999
+refused "--set new.x: 1e39 is out of the range of FLOAT32" --set new.x=f32:1e39
 refused "--set new.x: a new key needs a type" --set new.x=5
 refused "--set new.x: nested arrays are not supported" --set 'new.x=json:[[1]]'
 refused "--set new.x: array elements of different kinds" --set 'new.x=json:[1, "a"]'

@@ -232,6 +232,18 @@ for e in eio:"Input/output error" enospc:"No space left on device"; do
     check "requant-stdout-$a: reason" has "$err" "$reason"
 done
 
+# --- a split output: the message names the shard, not its hidden name -------------------------
+run 0 split-synth "$SYNTH" --size tiny --type q8_0 -o "$tmp/sp.gguf"
+run 2 split-enospc faulty FAULT_ACTION=enospc FAULT_AT=2 -- "$REQUANT" --split-max-tensors 10 "$tmp/sp.gguf" "$tmp/spo.gguf"
+check "split output, requant: the shard named" grep -q "^gguf-requant: $tmp/spo-0000[123]-of-00003.gguf: write failed" "$tmp/split-enospc.err"
+check "split output, requant: no hidden name" [ -z "$(grep partial "$tmp/split-enospc.err")" ]
+check "split output, requant: nothing left" [ -z "$(ls -A "$tmp" | grep -e '^spo' -e partial)" ]
+run 0 split-ok "$REQUANT" --split-max-tensors 10 "$tmp/sp.gguf" "$tmp/sps.gguf"
+run 2 edit-enospc faulty FAULT_ACTION=enospc FAULT_AT=5 -- "$top_builddir/gguf-edit" --all-shards \
+    --set general.name=str:X "$tmp/sps-00001-of-00003.gguf" "$tmp/spe.gguf" # (writes 1-3: the new metadata, read back)
+check "split output, edit: the shard named" grep -q "^gguf-edit: $tmp/spe-00002-of-00003.gguf: copy failed" "$tmp/edit-enospc.err"
+check "split output, edit: no hidden name" [ -z "$(grep partial "$tmp/edit-enospc.err")" ]
+check "split output, edit: nothing left" [ -z "$(ls -A "$tmp" | grep -e '^spe' -e partial)" ]
 # --- the writer's unit test with each scheme ---------------------------------------------------
 run 0 test-write-named faulty FAULT_TMPFILE=EOPNOTSUPP TEST_WRITE_TEMP=named -- \
     "$top_builddir/tests/test-write"

@@ -88,6 +88,18 @@ run 0 out-type "$REQUANT" -q --preset Q4_K_M --output-tensor-type q5_k "$tmp/unt
 digests "$tmp/out-type.gguf" > "$tmp/got"
 check "--output-tensor-type" grep -q '^output.weight Q5_K ' "$tmp/got"
 check "untied: token_embd the base type" grep -q '^token_embd.weight Q4_K ' "$tmp/got"
+run 0 tied-out "$REQUANT" -q --preset Q4_K_M --output-tensor-type q8_0 "$f" "$tmp/tied-out.gguf"
+digests "$tmp/tied-out.gguf" > "$tmp/got"
+check "tied: --output-tensor-type gives token_embd its type" grep -q '^token_embd.weight Q8_0 ' "$tmp/got"
+run 0 tied-pure "$REQUANT" -q --preset Q4_K_M --pure --output-tensor-type q8_0 "$f" "$tmp/tied-pure.gguf"
+digests "$tmp/tied-pure.gguf" > "$tmp/got"
+check "tied, --pure: token_embd the base type" grep -q '^token_embd.weight Q4_K ' "$tmp/got"
+"$SYNTH" --size tiny --seed 3 --type f16 -o "$tmp/tiny-tied.gguf" || hard_error "gguf-synth tiny"
+run 0 pure-rows "$REQUANT" --preset Q4_K_M --pure "$tmp/tiny-tied.gguf" "$tmp/pure-rows.gguf"
+check "--pure, rows not whole Q4_K blocks: a warning" has "$tmp/pure-rows.err" \
+    "'blk.0.attn_q.weight': row length 64 is not a multiple of 256, the block size of Q4_K; left as F16"
+digests "$tmp/pure-rows.gguf" > "$tmp/got"
+check "--pure, rows not whole Q4_K blocks: kept, no fallback" grep -q '^blk.0.attn_q.weight F16 ' "$tmp/got"
 
 # quantized input: requantized, with a warning
 run 0 requant "$REQUANT" --preset Q4_0 "$tmp/Q4_K_M.gguf" "$tmp/re.gguf"
@@ -111,6 +123,19 @@ if [ -n "${LLAMA_QUANTIZE:-}" ]; then
             digests "$tmp/l.gguf" > "$tmp/l"
             digests "$tmp/o.gguf" > "$tmp/o"
             check "--preset $p on $(basename "$m"): llama-quantize's tensors" same "$tmp/l" "$tmp/o"
+        done
+    done
+    # the options on a tied and an untied model
+    for m in "$f" "$tmp/untied.gguf"; do
+        for opts in "--output-tensor-type q8_0" "--token-embedding-type q5_0 --output-tensor-type q6_k" \
+                    "--pure --output-tensor-type q8_0" "--pure --token-embedding-type q8_0"; do
+            # shellcheck disable=SC2086 # the options split into words
+            "$LLAMA_QUANTIZE" $opts "$m" "$tmp/l.gguf" Q4_K_M 2 > /dev/null 2>&1 || hard_error "llama-quantize $opts"
+            # shellcheck disable=SC2086
+            "$REQUANT" -q --preset Q4_K_M $opts "$m" "$tmp/o.gguf" || fail "--preset Q4_K_M $opts on $m"
+            digests "$tmp/l.gguf" > "$tmp/l"
+            digests "$tmp/o.gguf" > "$tmp/o"
+            check "Q4_K_M $opts on $(basename "$m"): llama-quantize's tensors" same "$tmp/l" "$tmp/o"
         done
     done
 fi

@@ -2,6 +2,7 @@
  * keys; the tensor data is copied as it is (by the kernel where it can). */
 #include <config.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <float.h>
@@ -46,8 +47,9 @@ static void usage(void)
         "                        give KEY the value VALUE (a new key is added\n"
         "                        after the others); TYPE: str, bool, u8, i8, u16,\n"
         "                        i16, u32, i32, u64, i64, f32, f64 (a VALUE of\n"
-        "                        [A, B ...]: an array of that type), or json (a\n"
-        "                        JSON string, number, true, false or array);\n"
+        "                        [A, B ...]: an array of that type; str: always\n"
+        "                        a string), or json (a JSON string, number, true,\n"
+        "                        false or array: arrays of strings);\n"
         "                        without TYPE, the type KEY has (a new key needs one)\n"
         "      --set-file=KEY=[TYPE:]PATH\n"
         "                        the same with the value read from the file PATH:\n"
@@ -341,6 +343,8 @@ static int parse_scalar(const char *text, uint32_t type, gguf_value *v, char *wh
     v->type = type;
     char *end;
     errno = 0;
+    /* strto* skip leading white space; a value with it is a typo */
+    if (isspace((unsigned char)text[0])) goto bad;
     if (type == GGUF_VT_BOOL) {
         if (strcmp(text, "true") == 0) v->v.b = 1;
         else if (strcmp(text, "false") == 0) v->v.b = 0;
@@ -350,6 +354,7 @@ static int parse_scalar(const char *text, uint32_t type, gguf_value *v, char *wh
     if (type == GGUF_VT_FLOAT32 || type == GGUF_VT_FLOAT64) {
         double d = strtod(text, &end);
         if (end == text || *end) goto bad;
+        if (errno == ERANGE && isinf(d)) goto range;
         if (type == GGUF_VT_FLOAT32) {
             if (isfinite(d) && fabs(d) > FLT_MAX) goto range;
             v->v.f32 = (float)d;
@@ -704,14 +709,14 @@ static int is_split_key(const char *key)
 }
 
 /* A key an edit may not write or remove; the reason, or NULL. */
-static const char *refused_key(const char *key, int is_set)
+static const char *refused_key(const char *key)
 {
     size_t n = strlen(key);
     if (n == 0) return "an empty key";
     if (n > KEY_MAX) return "a key of more than 65535 bytes";
     if (strcmp(key, KEY_ALIGNMENT) == 0)
         return "general.alignment cannot be edited: the tensor data would move";
-    if (is_split_key(key) && is_set) return "the split.* keys describe a split set: gguf-requant writes them";
+    if (is_split_key(key)) return "the split.* keys describe a split set: gguf-requant writes them";
     return NULL;
 }
 
@@ -745,9 +750,8 @@ static int make_plan(const gguf_file *f, const struct edit *ed, size_t n_ed, str
     }
     for (size_t k = 0; k < n_ed; k++) {
         const struct edit *e = &ed[k];
-        const char *why = refused_key(e->key, e->op == OP_SET || e->op == OP_SET_FILE);
-        if (!why && e->op == OP_RENAME) why = refused_key(e->arg, 1);
-        if (!why && e->op != OP_RENAME && is_split_key(e->key)) why = refused_key(e->key, 1);
+        const char *why = refused_key(e->key);
+        if (!why && e->op == OP_RENAME) why = refused_key(e->arg);
         if (why) {
             cli_error(fname, "%s", why);
             return -1;
@@ -967,7 +971,8 @@ static gguf_file *read_back(const gguf_file *f, const struct plan *p)
 struct input {
     const gguf_file *f;
     int fd;
-    int regular;
+    int regular;            /* fd is a regular file (the input-is-output check) */
+    int copy;               /* the tensors are copied from fd: a mapped, uncompressed file */
     struct plan p;
     gguf_file *g;           /* the new metadata, read back; NULL: not edited */
 };
@@ -1031,25 +1036,26 @@ static uint64_t xxh3_of(const void *p, size_t n)
 }
 
 /* n bytes at offset 0 of the file at path, synced.  0, or -1 (errno). */
-static int write_at_start(const char *path, const void *p, size_t n)
+static int write_at_start(int fd, const void *p, size_t n)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
     size_t done = 0;
     while (done < n) {
         ssize_t k = pwrite(fd, (const char *)p + done, n - done, (off_t)done);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
-            int e = errno;
-            close(fd);
-            errno = e;
+            if (k == 0) errno = EIO;
             return -1;
         }
         done += (size_t)k;
     }
-    int rc = fsync(fd);
+    return fsync(fd);
+}
+
+/* Closes fd; a close error becomes rc's when rc is 0 (errno kept). */
+static int close_keep(int fd, int rc)
+{
     int e = errno;
-    if (close(fd) != 0 && rc == 0) rc = -1, e = errno;
+    if (close(fd) != 0 && rc == 0) return -1;
     errno = e;
     return rc;
 }
@@ -1074,7 +1080,7 @@ static int recover(const char *path)
     }
     fclose(fp);
     unsigned char *b = (unsigned char *)read_file(j, &len, why, sizeof why);
-    int rc = -1;
+    int rc = -1, fd;
     struct stat st;
     if (!b) {
         cli_error(j, "cannot read: %s", why);
@@ -1085,7 +1091,8 @@ static int recover(const char *path)
         if (stat(path, &st) != 0 || (uint64_t)st.st_size != get_le64(b + JOURNAL_HEAD - 24)) {
             cli_error(path, "an interrupted --in-place edit left %s, but the file has another size "
                       "now: left as they are", j);
-        } else if (write_at_start(path, b + JOURNAL_HEAD, len - JOURNAL_HEAD) != 0) {
+        } else if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0 ||
+                   close_keep(fd, write_at_start(fd, b + JOURNAL_HEAD, len - JOURNAL_HEAD)) != 0) {
             cli_error(path, "completing an interrupted --in-place edit: %s", strerror(errno));
         } else if (unlink(j) != 0 || sync_dir_of(path) != 0) {
             cli_error(j, "cannot remove: %s", strerror(errno));
@@ -1209,7 +1216,7 @@ static int rewrite_in_place(const gguf_file *f, const struct plan *p, const char
     void *hdr = NULL;
     size_t len = 0;
     char *j = journal_path(path);
-    int rc = -1, fd = -1;
+    int rc = -1, fd = -1, ofd = -1;
     if (!w || !j) goto done;
     if (gguf_writer_header(w, &hdr, &len, &err) != GGUF_OK || len != gguf_data_offset(f)) {
         cli_error(path, "--in-place: %s", err.message[0] ? err.message : "the header does not fit");
@@ -1220,6 +1227,18 @@ static int rewrite_in_place(const gguf_file *f, const struct plan *p, const char
     put_le64(head + JOURNAL_HEAD - 24, gguf_file_size(f));
     put_le64(head + JOURNAL_HEAD - 16, len);
     put_le64(head + JOURNAL_HEAD - 8, xxh3_of(hdr, len));
+    /* the file opened for writing first: no journal is left for a file
+     * that cannot be written */
+    struct stat st;
+    ofd = open(path, O_WRONLY | O_CLOEXEC);
+    if (ofd < 0 || fstat(ofd, &st) != 0) {
+        cli_error(path, "--in-place: cannot open for writing: %s", strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != gguf_file_size(f)) {
+        cli_error(path, "--in-place: the file changed while it was read");
+        goto done;
+    }
     fd = open(j, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         cli_error(j, "cannot create the journal: %s", strerror(errno));
@@ -1244,7 +1263,10 @@ static int rewrite_in_place(const gguf_file *f, const struct plan *p, const char
     /* from here the journal completes the edit after a crash: a signal
      * must not remove it */
     guard_output_kept_clear();
-    if (write_at_start(path, hdr, len) != 0) {
+    int wrc = write_at_start(ofd, hdr, len);
+    wrc = close_keep(ofd, wrc);
+    ofd = -1;
+    if (wrc != 0) {
         cli_error(path, "--in-place: writing the header failed: %s; the journal %s holds it, and "
                   "gguf-edit completes it when run on the file again", strerror(errno), j);
         goto done;
@@ -1256,6 +1278,7 @@ static int rewrite_in_place(const gguf_file *f, const struct plan *p, const char
     rc = 0;
 done:
     guard_output_kept_clear();
+    if (ofd >= 0) close(ofd);
     free(hdr);
     free(j);
     gguf_writer_free(w);
@@ -1263,10 +1286,10 @@ done:
 }
 
 /* Writes input `in` (its new metadata, or its own when not edited, and its
- * tensors) to the output file `target`, named `name` in messages.
- * Returns 0, or -1 after a message. */
-static int write_file(const struct input *in, const char *target, const char *name)
+ * tensors) to file i of the output os.  Returns 0, or -1 after a message. */
+static int write_file(const struct input *in, const struct outset *os, uint32_t i_out)
 {
+    const char *name = os->path[i_out];
     gguf_error err;
     err.message[0] = '\0';
     const gguf_file *f = in->f;
@@ -1288,12 +1311,12 @@ static int write_file(const struct input *in, const char *target, const char *na
         snprintf(tn, sizeof tn, "%.*s", (int)t->name.len, t->name.ptr);
         rc = gguf_writer_add_tensor(w, tn, t->type, t->n_dims, t->ne, &err);
     }
-    if (!rc) rc = guard_output_open(w, target, &err);
+    if (!rc) rc = guard_output_open(w, outset_target(os, i_out), &err);
     /* A stream is read in offset order: the tensors in directory order,
      * as every writer stores them (else the reader refuses below). */
     for (uint64_t i = 0; i < n && !rc; i++) {
         const gguf_tensor *t = gguf_tensor_at(f, i);
-        if (in->regular) {
+        if (in->copy) {
             rc = gguf_writer_write_from(w, in->fd, t->file_offset, t->size, &err);
             continue;
         }
@@ -1314,8 +1337,12 @@ failed:
     free(buf);
     guard_output_free(w);
     if (!rc) return 0;
-    if (rc == GGUF_E_NOMEM && !err.message[0]) cli_error(name, "out of memory");
-    else if (!guard_report_shrunk_input(&err)) cli_message(err.message[0] ? err.message : gguf_strerror(rc));
+    if (rc == GGUF_E_NOMEM && !err.message[0]) {
+        cli_error(name, "out of memory");
+    } else if (!guard_report_shrunk_input(&err)) {
+        outset_name_message(os, err.message, sizeof err.message);
+        cli_message(err.message[0] ? err.message : gguf_strerror(rc));
+    }
     return -1;
 }
 
@@ -1402,6 +1429,7 @@ static int edit(const struct options *o)
             goto done;
         }
         in[0].f = alone;
+        in[0].copy = in[0].regular && gguf_input_mode(alone) == GGUF_INPUT_MAPPED;
         if (gguf_split_prefix(o->in, NULL, &count) && count > 1 && gguf_kv_find(alone, "split.count"))
             cli_error(o->in, "note: a shard of a split set, edited alone (--shard)");
     } else {
@@ -1418,8 +1446,15 @@ static int edit(const struct options *o)
                 goto done;
             }
             in[i].regular = 1;
+            in[i].copy = gguf_input_mode(in[i].f) == GGUF_INPUT_MAPPED;
         }
     }
+    /* --in-place rewrites the bytes before the data of the file itself */
+    for (uint32_t i = 0; o->in_place && i < n_in; i++)
+        if (!in[i].copy) {
+            cli_error(gguf_name(in[i].f), "--in-place needs an uncompressed regular file: write to OUT instead");
+            goto done;
+        }
     /* the edits: in the first file (the metadata), or all with --all-shards */
     uint64_t changes = 0;
     for (uint32_t i = 0; i < n_in; i++) {
@@ -1465,7 +1500,7 @@ static int edit(const struct options *o)
     }
     guard_output_catch();
     for (uint32_t i = 0; i < n_in; i++) {
-        if (write_file(&in[i], outset_target(&os, i), os.path[i])) goto done;
+        if (write_file(&in[i], &os, i)) goto done;
         outset_done(&os, i);
     }
     if (outset_place(&os)) goto done;

@@ -687,6 +687,7 @@ struct run {
     int prepass;
     struct buffers b;
     struct progress prog;
+    const struct outset *os;    /* the output files (their names in messages) */
     gguf_error err;
 };
 
@@ -699,6 +700,7 @@ static void report_error(struct run *r, const char *fallback_file, int rc)
     if (!r->err.message[0])
         snprintf(r->err.message, sizeof r->err.message, "%s: %s", fallback_file,
                  gguf_strerror(rc));
+    if (r->os) outset_name_message(r->os, r->err.message, sizeof r->err.message);
     cli_message(r->err.message);
 }
 
@@ -1142,6 +1144,7 @@ static int requant(struct options *o)
     struct totals tt = { 0 };
     struct shard_out *shards = NULL;
     struct outset os = {0};
+    r.os = &os;
     uint32_t n_out = 0;
     gguf_writer *w = NULL;
     const uint64_t n = gguf_split_tensor_count(r.set);

@@ -48,6 +48,20 @@ int outset_init(struct outset *s, const char *out, uint32_t n, int split)
     return -1;
 }
 
+void outset_name_message(const struct outset *s, char *msg, size_t size)
+{
+    for (uint32_t i = 0; s->split && i < s->n; i++) {
+        char *at = s->tmp[i] ? strstr(msg, s->tmp[i]) : NULL;
+        if (!at) continue;
+        char *buf = malloc(size);
+        if (!buf) return;
+        snprintf(buf, size, "%.*s%s%s", (int)(at - msg), msg, s->path[i], at + strlen(s->tmp[i]));
+        snprintf(msg, size, "%s", buf);
+        free(buf);
+        return;
+    }
+}
+
 const char *outset_target(const struct outset *s, uint32_t i)
 {
     return s->split ? s->tmp[i] : s->path[i];

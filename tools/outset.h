@@ -8,6 +8,7 @@
 #ifndef TOOLS_OUTSET_H
 #define TOOLS_OUTSET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct outset {
@@ -35,6 +36,10 @@ void outset_done(struct outset *s, uint32_t i);
  * removed again when one cannot be, then syncs the directory.  Returns 0,
  * or -1 after a message. */
 int outset_place(struct outset *s);
+
+/* Rewrites a message (of size bytes) that names a hidden name of s to
+ * name the final one instead: users know the names they asked for. */
+void outset_name_message(const struct outset *s, char *msg, size_t size);
 
 /* Removes the files written but not put in place, and frees s. */
 void outset_free(struct outset *s);

@@ -90,7 +90,9 @@ uint32_t preset_tensor_type(const struct preset *p, const struct preset_model *m
     const int n = (int)m->n_layer;
     uint32_t t = base;
     if (output || (m->tied && embd)) {
-        if (ne0 % bi->block_size != 0) t = GGUF_T_Q8_0;
+        /* the output matrix's type; a tied token_embd is the output matrix */
+        if (m->output_type != GGUF_T_COUNT) t = m->output_type;
+        else if (ne0 % bi->block_size != 0) t = GGUF_T_Q8_0;
         else if (base != GGUF_T_Q8_0) t = GGUF_T_Q6_K;
     } else if (embd) {
         /* the base type */

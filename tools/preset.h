@@ -12,13 +12,16 @@
  *  - output.weight takes --output-tensor-type, token_embd.weight
  *    --token-embedding-type, when given;
  *  - with --pure, or a base type that is not a quantization (F16, BF16),
- *    every other tensor takes the base type;
+ *    every other tensor takes the base type, with no fallback below (a tensor
+ *    whose rows are not whole blocks of it keeps its type, with a warning
+ *    from gguf-requant, where llama-quantize aborts);
  *  - else the output matrix (output.weight, or token_embd.weight when the
- *    model has no output.weight) takes Q8_0 when its rows are not whole
- *    blocks of the base type, else Q6_K unless the base type is Q8_0;
+ *    model has no output.weight) takes --output-tensor-type when given
+ *    (so a tied token_embd does too), else Q8_0 when its rows are not
+ *    whole blocks of the base type, else Q6_K unless the base type is Q8_0;
  *  - else attn_v, ffn_down and attn_output take more bits in some layers
  *    (use_more_bits(): the first and last eighth of the layers and every
- * *    third between): Q2_K: attn_v Q4_K (4 or more query heads a KV head)
+ *    third between): Q2_K: attn_v Q4_K (4 or more query heads a KV head)
  *    or Q3_K, ffn_down Q3_K, attn_output Q3_K; Q3_K_M: attn_v Q5_K in the
  *    first two layers, else Q4_K, ffn_down Q5_K in the first sixteenth of
  *    the layers, else Q4_K, attn_output Q4_K; Q3_K_L: attn_v, ffn_down,
