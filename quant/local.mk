@@ -14,6 +14,7 @@ quant_libquant_la_SOURCES = \
 	quant/fp16.c \
 	quant/dequant.c \
 	quant/quantize.c \
+	quant/weighted.c \
 	quant/rows.c \
 	quant/simd.c \
 	quant/dot.h \

@@ -7,8 +7,9 @@
  * (GGUF_T_Q4_K ...).  Returns are enum gguf_status values.
  *
  * Quantizers follow the reference algorithms of the formats' authors
- * (llama.cpp's ggml-quants, without an importance matrix) and produce the
- * same bytes for the same input.  Every function here gives identical
+ * (llama.cpp's ggml-quants, without an importance matrix, or with one:
+ * gguf_quantize_rows_weighted()) and produce the same bytes for the same
+ * input.  Every function here gives identical
  * results whichever SIMD path runs (see gguf_simd_*), except gguf_matmul(),
  * whose float sums may round differently (within a stated bound).
  */
@@ -70,6 +71,25 @@ GGUF_API int gguf_dequantize_rows(uint32_t type, const void *src, float *dst, in
                                    int64_t ne0, int nthreads);
 GGUF_API int gguf_quantize_rows(uint32_t type, const float *src, void *dst, int64_t nrows,
                                  int64_t ne0, int nthreads);
+
+/* gguf_quantize_rows() guided by an importance matrix: `weights` holds ne0
+ * floats, the importance of each column, applied to every row (as read
+ * from an imatrix file for one tensor); the caller keeps them.  The bytes
+ * are those of llama.cpp's ggml_quantize_chunk with that importance matrix
+ * (its quantize_row_T_impl quantizers): for Q4_0, Q4_1, Q5_0, Q5_1 and
+ * Q2_K .. Q6_K, other fits than without weights, in the same block
+ * layouts.  The other types ignore the weights, as llama.cpp does, and so
+ * does weights == NULL: both give exactly gguf_quantize_rows().  Weights
+ * are used as given: non-negative finite values make sense; any floats
+ * are accepted (none makes this fail or read outside the buffers).  The
+ * bytes match for finite rows and weights; where NaNs of both signs meet
+ * (rows or weights holding NaN or infinity), a scale stored as NaN may
+ * carry the other sign than in a given llama.cpp build, as IEEE leaves
+ * that sign to the compiler's order of operands.  Same threading,
+ * identical bytes for any thread count, and the same returns as
+ * gguf_quantize_rows(); weights must not overlap dst. */
+GGUF_API int gguf_quantize_rows_weighted(uint32_t type, const float *src, void *dst, int64_t nrows,
+                                          int64_t ne0, const float *weights, int nthreads);
 
 /* Converts nrows rows of ne0 elements from type `from` at src to type `to`
  * at dst (which holds gguf_row_bytes(to, ne0) * nrows bytes): each run of

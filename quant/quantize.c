@@ -8,7 +8,7 @@
  *    in float, products are grouped as the comments say, and the file is
  *    compiled with -ffp-contract=off so that no multiply-add is fused;
  *  - rounding: the K-quants round half to even by adding 1.5 * 2^23 (see
- *    round_even), Q8_0 rounds half away from zero (roundf), the other
+ *    gq_round_even), Q8_0 rounds half away from zero (roundf), the other
  *    legacy formats add an offset and truncate;
  *  - the float-to-integer conversions and their clamps, including where
  *    the reference narrows an int to 8 bits before clamping.
@@ -16,7 +16,12 @@
  * split of whole blocks.
  *
  * Each kernel takes n elements, a positive multiple of the block size
- * (rows.c checks it). */
+ * (rows.c checks it).
+ *
+ * The group fits and the tails of the K-quant blocks (re-rounding against
+ * the stored scales, packing) are shared with the importance-weighted
+ * quantizers of weighted.c, which differ from these only in their fits;
+ * they are the gq_fit_* and gq_finish_* functions declared in kernels.h. */
 #include <config.h>
 
 #include <float.h>
@@ -26,26 +31,6 @@
 #include "quant/blocks.h"
 #include "quant/half.h"
 #include "quant/kernels.h"
-
-/* Below this a group's largest magnitude counts as zero (Q6_K, Q3_K). */
-#define GROUP_EPS 1e-15f
-
-/* Nearest integer, ties to even, for |x| <= 2^22: adding 1.5 * 2^23 leaves
- * the rounded integer (offset by 2^22) in the low mantissa bits.  For
- * larger |x| the result is garbage, as in the reference, where such inputs
- * cannot occur. */
-static inline int round_even(float x)
-{
-    float v = x + 12582912.0f;
-    int32_t bits;
-    memcpy(&bits, &v, 4);
-    return (bits & 0x007fffff) - 0x00400000;
-}
-
-static inline int clamp_int(int v, int lo, int hi)
-{
-    return v < lo ? lo : v > hi ? hi : v;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Plain types                                                               */
@@ -225,11 +210,12 @@ void gq_quant_q8_0(const float *src, void *dst, int64_t n)
  * rdelta * is) / (max - min), and for each rounding solves the weighted
  * least-squares scale and min in closed form; the best fit seen wins (the
  * start wins ties).  Returns the scale, stores -min (>= 0) in *neg_min and
- * the levels in L; aux is scratch of n bytes.
+ * the levels in L; aux is scratch of n bytes.  The reference's
+ * make_qkx2_quants, and its make_qkx3_quants given weights (nstep >= 1).
  */
-static float fit_scale_min(int n, int nmax, const float *x, const float *w, uint8_t *L,
-                           float *neg_min, uint8_t *aux, float rmin, float rdelta, int nstep,
-                           int use_mad)
+float gq_fit_scale_min(int n, int nmax, const float *x, const float *w, uint8_t *L,
+                       float *neg_min, uint8_t *aux, float rmin, float rdelta, int nstep,
+                       int use_mad)
 {
     float min = x[0], max = x[0];
     float sum_w = w[0];
@@ -250,7 +236,7 @@ static float fit_scale_min(int n, int nmax, const float *x, const float *w, uint
     float scale = 1.0f / iscale;
     float best = 0.0f;
     for (int i = 0; i < n; i++) {
-        L[i] = (uint8_t)clamp_int(round_even(iscale * (x[i] - min)), 0, nmax);
+        L[i] = (uint8_t)gq_clamp_int(gq_round_even(iscale * (x[i] - min)), 0, nmax);
         float diff = scale * (float)L[i] + min - x[i];
         diff = use_mad ? fabsf(diff) : diff * diff;
         best += w[i] * diff;
@@ -259,7 +245,7 @@ static float fit_scale_min(int n, int nmax, const float *x, const float *w, uint
         iscale = (rmin + rdelta * (float)is + (float)nmax) / (max - min);
         float sum_l = 0.0f, sum_l2 = 0.0f, sum_xl = 0.0f;
         for (int i = 0; i < n; i++) {
-            const int l = clamp_int(round_even(iscale * (x[i] - min)), 0, nmax);
+            const int l = gq_clamp_int(gq_round_even(iscale * (x[i] - min)), 0, nmax);
             const float wl = w[i] * (float)l;
             aux[i] = (uint8_t)l;
             sum_l += wl;
@@ -294,28 +280,30 @@ static float fit_scale_min(int n, int nmax, const float *x, const float *w, uint
 
 /*
  * Fits x[0..n) as scale * (L - nmax) with L - nmax in -nmax..nmax-1 (the
- * symmetric Q6_K groups), weighting each element by x^2.  The signed
- * extreme maps to -nmax; then 18 grid spacings around it, iscale =
- * -(nmax + 0.1 * is) / max for is = -9..9, are tried, and the one whose
- * least-squares scale explains most of the weighted energy (sumlx^2 /
- * suml2) wins; ties keep the earlier one.  Returns the scale (0 for a group
- * of zeros, L all 0 then) and stores the levels L.
+ * symmetric groups of Q6_K; with weights, those of Q3_K, Q4_0 and Q5_0 and
+ * the Q3_K scales), weighting element i by w[i], or by x[i]^2 when w is
+ * NULL.  The signed extreme maps to -nmax; then 18 grid spacings around
+ * it, iscale = -(nmax + 0.1 * is) / max for is = -9..9, are tried, and the
+ * one whose least-squares scale explains most of the weighted energy
+ * (sumlx^2 / suml2) wins; ties keep the earlier one.  Returns the scale (0
+ * for a group of zeros, L all 0 then; 0 also when every weight is 0) and
+ * stores the levels L.  The reference's make_qx_quants with rmse_type 1.
  */
-static float fit_scale_symmetric(int n, int nmax, const float *x, int8_t *L)
+float gq_fit_scale_symmetric(int n, int nmax, const float *x, const float *w, int8_t *L)
 {
     const float max = signed_absmax(x, n), amax = fabsf(max);
-    if (amax < GROUP_EPS) {
+    if (amax < GQ_GROUP_EPS) {
         memset(L, 0, (size_t)n);
         return 0.0f;
     }
     float iscale = (float)-nmax / max;
     float sumlx = 0.0f, suml2 = 0.0f;
     for (int i = 0; i < n; i++) {
-        const int l = clamp_int(round_even(iscale * x[i]), -nmax, nmax - 1);
-        const float w = x[i] * x[i];
+        const int l = gq_clamp_int(gq_round_even(iscale * x[i]), -nmax, nmax - 1);
+        const float wi = w ? w[i] : x[i] * x[i];
         L[i] = (int8_t)(l + nmax);
-        sumlx += w * x[i] * (float)l;   /* (w * x) * l */
-        suml2 += w * (float)l * (float)l;
+        sumlx += wi * x[i] * (float)l;   /* (w * x) * l */
+        suml2 += wi * (float)l * (float)l;
     }
     float scale = suml2 != 0.0f ? sumlx / suml2 : 0.0f;
     float best = scale * sumlx;
@@ -324,14 +312,14 @@ static float fit_scale_symmetric(int n, int nmax, const float *x, int8_t *L)
         iscale = -((float)nmax + 0.1f * (float)is) / max;
         sumlx = suml2 = 0.0f;
         for (int i = 0; i < n; i++) {
-            const int l = clamp_int(round_even(iscale * x[i]), -nmax, nmax - 1);
-            const float w = x[i] * x[i];
-            sumlx += w * x[i] * (float)l;
-            suml2 += w * (float)l * (float)l;
+            const int l = gq_clamp_int(gq_round_even(iscale * x[i]), -nmax, nmax - 1);
+            const float wi = w ? w[i] : x[i] * x[i];
+            sumlx += wi * x[i] * (float)l;
+            suml2 += wi * (float)l * (float)l;
         }
         if (suml2 > 0 && sumlx * sumlx > best * suml2) {
             for (int i = 0; i < n; i++)
-                L[i] = (int8_t)(nmax + clamp_int(round_even(iscale * x[i]), -nmax, nmax - 1));
+                L[i] = (int8_t)(nmax + gq_clamp_int(gq_round_even(iscale * x[i]), -nmax, nmax - 1));
             scale = sumlx / suml2;
             best = scale * sumlx;
         }
@@ -350,14 +338,14 @@ static float fit_scale_symmetric(int n, int nmax, const float *x, int8_t *L)
 static float fit_scale_q3(int n, int nmax, const float *x, int8_t *L)
 {
     const float max = signed_absmax(x, n), amax = fabsf(max);
-    if (amax < GROUP_EPS) {
+    if (amax < GQ_GROUP_EPS) {
         memset(L, 0, (size_t)n);
         return 0.0f;
     }
     const float iscale = (float)-nmax / max;
     float sumlx = 0.0f, suml2 = 0.0f;
     for (int i = 0; i < n; i++) {
-        const int l = clamp_int(round_even(iscale * x[i]), -nmax, nmax - 1);
+        const int l = gq_clamp_int(gq_round_even(iscale * x[i]), -nmax, nmax - 1);
         const float w = x[i] * x[i];
         L[i] = (int8_t)l;
         sumlx += w * x[i] * (float)l;
@@ -370,7 +358,7 @@ static float fit_scale_q3(int n, int nmax, const float *x, int8_t *L)
             float slx = sumlx - w * x[i] * (float)L[i];
             if (slx > 0) {
                 float sl2 = suml2 - w * (float)L[i] * (float)L[i];
-                const int l = clamp_int(round_even(x[i] * sl2 / slx), -nmax, nmax - 1);
+                const int l = gq_clamp_int(gq_round_even(x[i] * sl2 / slx), -nmax, nmax - 1);
                 if (l != L[i]) {
                     slx += w * x[i] * (float)l;
                     sl2 += w * (float)l * (float)l;
@@ -400,6 +388,19 @@ static void pack_2bit(uint8_t qs[64], const uint8_t *L)
     }
 }
 
+void gq_finish_q2_k(const float *x, uint8_t L[GQ_QK_K], struct gq_block_q2_k *b)
+{
+    const float d_all = gq_h2f(b->d), dmin_all = gq_h2f(b->dmin);
+    for (int g = 0; g < 16; g++) {
+        const float d = d_all * (float)(b->scales[g] & 0xf);
+        if (d == 0.0f) continue;
+        const float dm = dmin_all * (float)(b->scales[g] >> 4);
+        for (int l = 0; l < 16; l++)
+            L[16 * g + l] = (uint8_t)gq_clamp_int(gq_round_even((x[16 * g + l] + dm) / d), 0, 3);
+    }
+    pack_2bit(b->qs, L);
+}
+
 /* Q2_K: each group of 16 is fitted as scale * L - min with |x| weights and
  * absolute error; scales and mins are then quantized to 4 bits against
  * the largest of each (d = max_scale / 15, dmin = max_min / 15) and the
@@ -415,14 +416,15 @@ void gq_quant_q2_k(const float *src, void *dst, int64_t n)
         for (int g = 0; g < 16; g++) {
             const float *x = src + 16 * g;
             for (int l = 0; l < 16; l++) w[l] = fabsf(x[l]);
-            scales[g] = fit_scale_min(16, 3, x, w, L + 16 * g, &mins[g], aux, -0.5f, 0.1f, 15, 1);
+            scales[g] = gq_fit_scale_min(16, 3, x, w, L + 16 * g, &mins[g], aux, -0.5f, 0.1f, 15,
+                                         1);
             if (scales[g] > max_scale) max_scale = scales[g];
             if (mins[g] > max_min) max_min = mins[g];
         }
 
         if (max_scale > 0) {
             const float iscale = 15.0f / max_scale;
-            for (int g = 0; g < 16; g++) b->scales[g] = (uint8_t)round_even(iscale * scales[g]);
+            for (int g = 0; g < 16; g++) b->scales[g] = (uint8_t)gq_round_even(iscale * scales[g]);
             b->d = gq_f2h(max_scale / 15.0f);
         } else {
             memset(b->scales, 0, sizeof b->scales);
@@ -431,24 +433,51 @@ void gq_quant_q2_k(const float *src, void *dst, int64_t n)
         if (max_min > 0) {
             const float iscale = 15.0f / max_min;
             for (int g = 0; g < 16; g++) {
-                const unsigned l = (unsigned)round_even(iscale * mins[g]);
+                const unsigned l = (unsigned)gq_round_even(iscale * mins[g]);
                 b->scales[g] = (uint8_t)(b->scales[g] | l << 4);
             }
             b->dmin = gq_f2h(max_min / 15.0f);
         } else {
             b->dmin = gq_f2h(0.0f);
         }
-
-        const float d_all = gq_h2f(b->d), dmin_all = gq_h2f(b->dmin);
-        for (int g = 0; g < 16; g++) {
-            const float d = d_all * (float)(b->scales[g] & 0xf);
-            if (d == 0.0f) continue;
-            const float dm = dmin_all * (float)(b->scales[g] >> 4);
-            for (int l = 0; l < 16; l++)
-                L[16 * g + l] = (uint8_t)clamp_int(round_even((src[16 * g + l] + dm) / d), 0, 3);
-        }
-        pack_2bit(b->qs, L);
+        gq_finish_q2_k(src, L, b);
     }
+}
+
+void gq_finish_q3_k(const float *x, const uint8_t ls[16], float d, int8_t L[GQ_QK_K],
+                    struct gq_block_q3_k *b)
+{
+    memset(b->scales, 0, sizeof b->scales);
+    for (int g = 0; g < 16; g++) {
+        const int l = ls[g];
+        if (g < 8)
+            b->scales[g] = (uint8_t)(l & 0xf);
+        else
+            b->scales[g - 8] |= (uint8_t)((l & 0xf) << 4);
+        b->scales[8 + g % 4] |= (uint8_t)((l >> 4) << (2 * (g / 4)));
+    }
+    b->d = gq_f2h(d);
+
+    const float d_all = gq_h2f(b->d);
+    for (int g = 0; g < 16; g++) {
+        const float dg = d_all * (float)gq_k3_scale(b->scales, g);
+        if (dg == 0.0f) continue;
+        for (int l = 0; l < 16; l++)
+            L[16 * g + l] = (int8_t)(gq_clamp_int(gq_round_even(x[16 * g + l] / dg), -4, 3) + 4);
+    }
+
+    /* Bit 2 into hmask (bit e / 32 of byte e % 32), the rest as Q2_K. */
+    uint8_t low[GQ_QK_K];
+    memset(b->hmask, 0, sizeof b->hmask);
+    for (int e = 0; e < GQ_QK_K; e++) {
+        int v = L[e];
+        if (v > 3) {
+            b->hmask[e % 32] |= (uint8_t)(1u << (e / 32));
+            v -= 4;
+        }
+        low[e] = (uint8_t)v;
+    }
+    pack_2bit(b->qs, low);
 }
 
 /* Q3_K: each group of 16 is fitted symmetrically (fit_scale_q3); the 16
@@ -460,49 +489,39 @@ void gq_quant_q3_k(const float *src, void *dst, int64_t n)
     struct gq_block_q3_k *b = dst;
     int8_t L[GQ_QK_K];
     float scales[16];
+    uint8_t ls[16];
 
     for (int64_t i = 0; i < n / GQ_QK_K; i++, b++, src += GQ_QK_K) {
         for (int g = 0; g < 16; g++) scales[g] = fit_scale_q3(16, 4, src + 16 * g, L + 16 * g);
         const float max_scale = signed_absmax(scales, 16);
 
-        memset(b->scales, 0, sizeof b->scales);
+        /* All levels 0 with d = 0 when every scale is 0: zero bytes. */
+        float d = 0.0f;
+        memset(ls, 0, sizeof ls);
         if (max_scale != 0.0f) {
             const float iscale = -32.0f / max_scale;
             for (int g = 0; g < 16; g++) {
                 /* The reference narrows to 8 bits before clamping. */
-                int8_t l8 = (int8_t)round_even(iscale * scales[g]);
-                const int l = clamp_int(l8, -32, 31) + 32;
-                if (g < 8)
-                    b->scales[g] = (uint8_t)(l & 0xf);
-                else
-                    b->scales[g - 8] |= (uint8_t)((l & 0xf) << 4);
-                b->scales[8 + g % 4] |= (uint8_t)((l >> 4) << (2 * (g / 4)));
+                int8_t l8 = (int8_t)gq_round_even(iscale * scales[g]);
+                ls[g] = (uint8_t)(gq_clamp_int(l8, -32, 31) + 32);
             }
-            b->d = gq_f2h(1.0f / iscale);
+            d = 1.0f / iscale;
+        }
+        gq_finish_q3_k(src, ls, d, L, b);
+    }
+}
+
+void gq_pack_k4_levels(const uint8_t ls[8], const uint8_t lm[8], uint8_t out[12])
+{
+    for (int g = 0; g < 8; g++) {
+        if (g < 4) {
+            out[g] = ls[g];
+            out[g + 4] = lm[g];
         } else {
-            b->d = gq_f2h(0.0f);
+            out[g + 4] = (uint8_t)((ls[g] & 0xf) | (lm[g] & 0xf) << 4);
+            out[g - 4] |= (uint8_t)((ls[g] >> 4) << 6);
+            out[g] |= (uint8_t)((lm[g] >> 4) << 6);
         }
-
-        const float d_all = gq_h2f(b->d);
-        for (int g = 0; g < 16; g++) {
-            const float d = d_all * (float)gq_k3_scale(b->scales, g);
-            if (d == 0.0f) continue;
-            for (int l = 0; l < 16; l++)
-                L[16 * g + l] = (int8_t)(clamp_int(round_even(src[16 * g + l] / d), -4, 3) + 4);
-        }
-
-        /* Bit 2 into hmask (bit e / 32 of byte e % 32), the rest as Q2_K. */
-        uint8_t low[GQ_QK_K];
-        memset(b->hmask, 0, sizeof b->hmask);
-        for (int e = 0; e < GQ_QK_K; e++) {
-            int v = L[e];
-            if (v > 3) {
-                b->hmask[e % 32] |= (uint8_t)(1u << (e / 32));
-                v -= 4;
-            }
-            low[e] = (uint8_t)v;
-        }
-        pack_2bit(b->qs, low);
     }
 }
 
@@ -516,21 +535,15 @@ void gq_pack_k4_scales(const float scales[8], const float mins[8], uint8_t out[1
     }
     const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
     const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+    uint8_t ls[8], lm[8];
     for (int g = 0; g < 8; g++) {
         /* Narrowed to 8 bits first, then clamped, as in the reference. */
-        uint8_t ls = (uint8_t)round_even(inv_scale * scales[g]);
-        uint8_t lm = (uint8_t)round_even(inv_min * mins[g]);
-        if (ls > 63) ls = 63;
-        if (lm > 63) lm = 63;
-        if (g < 4) {
-            out[g] = ls;
-            out[g + 4] = lm;
-        } else {
-            out[g + 4] = (uint8_t)((ls & 0xf) | (lm & 0xf) << 4);
-            out[g - 4] |= (uint8_t)((ls >> 4) << 6);
-            out[g] |= (uint8_t)((lm >> 4) << 6);
-        }
+        ls[g] = (uint8_t)gq_round_even(inv_scale * scales[g]);
+        lm[g] = (uint8_t)gq_round_even(inv_min * mins[g]);
+        if (ls[g] > 63) ls[g] = 63;
+        if (lm[g] > 63) lm[g] = 63;
     }
+    gq_pack_k4_levels(ls, lm, out);
     *d = gq_f2h(max_scale / 63.0f);
     *dmin = gq_f2h(max_min / 63.0f);
 }
@@ -548,7 +561,8 @@ static void fit_k4_groups(const float *x, int nmax, float rmin, float rdelta, in
         for (int l = 0; l < 32; l++) sum_x2 += xg[l] * xg[l];
         const float av_x = sqrtf(sum_x2 / 32.0f);
         for (int l = 0; l < 32; l++) w[l] = av_x + fabsf(xg[l]);
-        scales[g] = fit_scale_min(32, nmax, xg, w, L + 32 * g, &mins[g], aux, rmin, rdelta, nstep, 0);
+        scales[g] = gq_fit_scale_min(32, nmax, xg, w, L + 32 * g, &mins[g], aux, rmin, rdelta,
+                                     nstep, 0);
     }
 }
 
@@ -565,8 +579,16 @@ static void requantize_k4(const float *x, int nmax, const uint8_t scales[12], ui
         if (d == 0.0f) continue;
         const float dm = dmin_all * (float)mn;
         for (int l = 0; l < 32; l++)
-            L[32 * g + l] = (uint8_t)clamp_int(round_even((x[32 * g + l] + dm) / d), 0, nmax);
+            L[32 * g + l] = (uint8_t)gq_clamp_int(gq_round_even((x[32 * g + l] + dm) / d), 0, nmax);
     }
+}
+
+void gq_finish_q4_k(const float *x, uint8_t L[GQ_QK_K], struct gq_block_q4_k *b)
+{
+    requantize_k4(x, 15, b->scales, b->d, b->dmin, L);
+    for (int c = 0; c < 4; c++)
+        for (int l = 0; l < 32; l++)
+            b->qs[32 * c + l] = (uint8_t)(L[64 * c + l] | L[64 * c + l + 32] << 4);
 }
 
 /* Q4_K: groups of 32 fitted as scale * L - min, L in 0..15 (21 grid
@@ -583,10 +605,27 @@ void gq_quant_q4_k(const float *src, void *dst, int64_t n)
         gq_pack_k4_scales(scales, mins, b->scales, &d, &dmin);
         b->d = d;
         b->dmin = dmin;
-        requantize_k4(src, 15, b->scales, b->d, b->dmin, L);
-        for (int c = 0; c < 4; c++)
-            for (int l = 0; l < 32; l++)
-                b->qs[32 * c + l] = (uint8_t)(L[64 * c + l] | L[64 * c + l + 32] << 4);
+        gq_finish_q4_k(src, L, b);
+    }
+}
+
+void gq_finish_q5_k(const float *x, uint8_t L[GQ_QK_K], struct gq_block_q5_k *b)
+{
+    requantize_k4(x, 31, b->scales, b->d, b->dmin, L);
+    memset(b->qh, 0, sizeof b->qh);
+    for (int c = 0; c < 4; c++) {
+        for (int l = 0; l < 32; l++) {
+            int lo = L[64 * c + l], hi = L[64 * c + l + 32];
+            if (lo > 15) {
+                lo -= 16;
+                b->qh[l] |= (uint8_t)(1u << (2 * c));
+            }
+            if (hi > 15) {
+                hi -= 16;
+                b->qh[l] |= (uint8_t)(2u << (2 * c));
+            }
+            b->qs[32 * c + l] = (uint8_t)(lo | hi << 4);
+        }
     }
 }
 
@@ -603,21 +642,42 @@ void gq_quant_q5_k(const float *src, void *dst, int64_t n)
         gq_pack_k4_scales(scales, mins, b->scales, &d, &dmin);
         b->d = d;
         b->dmin = dmin;
-        requantize_k4(src, 31, b->scales, b->d, b->dmin, L);
-        memset(b->qh, 0, sizeof b->qh);
-        for (int c = 0; c < 4; c++) {
-            for (int l = 0; l < 32; l++) {
-                int lo = L[64 * c + l], hi = L[64 * c + l + 32];
-                if (lo > 15) {
-                    lo -= 16;
-                    b->qh[l] |= (uint8_t)(1u << (2 * c));
-                }
-                if (hi > 15) {
-                    hi -= 16;
-                    b->qh[l] |= (uint8_t)(2u << (2 * c));
-                }
-                b->qs[32 * c + l] = (uint8_t)(lo | hi << 4);
-            }
+        gq_finish_q5_k(src, L, b);
+    }
+}
+
+void gq_finish_q6_k(const float *x, const float scales[16], int8_t L[GQ_QK_K],
+                    struct gq_block_q6_k *b)
+{
+    const float max_scale = signed_absmax(scales, 16), amax = fabsf(max_scale);
+    if (amax < GQ_GROUP_EPS) {
+        memset(b, 0, sizeof *b);
+        return;
+    }
+
+    const float iscale = -128.0f / max_scale;
+    b->d = gq_f2h(1.0f / iscale);
+    for (int g = 0; g < 16; g++) {
+        const int l = gq_round_even(iscale * scales[g]);
+        b->scales[g] = (int8_t)(l < 127 ? l : 127);
+    }
+
+    const float d_all = gq_h2f(b->d);
+    for (int g = 0; g < 16; g++) {
+        const float d = d_all * (float)b->scales[g];
+        if (d == 0.0f) continue;
+        for (int l = 0; l < 16; l++)
+            L[16 * g + l] = (int8_t)(gq_clamp_int(gq_round_even(x[16 * g + l] / d), -32, 31) + 32);
+    }
+
+    for (int h = 0; h < 2; h++) {
+        const int8_t *q = L + 128 * h;
+        uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
+        for (int l = 0; l < 32; l++) {
+            ql[l] = (uint8_t)((q[l] & 0xf) | (q[l + 64] & 0xf) << 4);
+            ql[l + 32] = (uint8_t)((q[l + 32] & 0xf) | (q[l + 96] & 0xf) << 4);
+            qh[l] = (uint8_t)((q[l] >> 4) | (q[l + 32] >> 4) << 2 | (q[l + 64] >> 4) << 4 |
+                              (q[l + 96] >> 4) << 6);
         }
     }
 }
@@ -634,38 +694,8 @@ void gq_quant_q6_k(const float *src, void *dst, int64_t n)
 
     for (int64_t i = 0; i < n / GQ_QK_K; i++, b++, src += GQ_QK_K) {
         for (int g = 0; g < 16; g++)
-            scales[g] = fit_scale_symmetric(16, 32, src + 16 * g, L + 16 * g);
-        const float max_scale = signed_absmax(scales, 16), amax = fabsf(max_scale);
-        if (amax < GROUP_EPS) {
-            memset(b, 0, sizeof *b);
-            continue;
-        }
-
-        const float iscale = -128.0f / max_scale;
-        b->d = gq_f2h(1.0f / iscale);
-        for (int g = 0; g < 16; g++) {
-            const int l = round_even(iscale * scales[g]);
-            b->scales[g] = (int8_t)(l < 127 ? l : 127);
-        }
-
-        const float d_all = gq_h2f(b->d);
-        for (int g = 0; g < 16; g++) {
-            const float d = d_all * (float)b->scales[g];
-            if (d == 0.0f) continue;
-            for (int l = 0; l < 16; l++)
-                L[16 * g + l] = (int8_t)(clamp_int(round_even(src[16 * g + l] / d), -32, 31) + 32);
-        }
-
-        for (int h = 0; h < 2; h++) {
-            const int8_t *q = L + 128 * h;
-            uint8_t *ql = b->ql + 64 * h, *qh = b->qh + 32 * h;
-            for (int l = 0; l < 32; l++) {
-                ql[l] = (uint8_t)((q[l] & 0xf) | (q[l + 64] & 0xf) << 4);
-                ql[l + 32] = (uint8_t)((q[l + 32] & 0xf) | (q[l + 96] & 0xf) << 4);
-                qh[l] = (uint8_t)((q[l] >> 4) | (q[l + 32] >> 4) << 2 | (q[l + 64] >> 4) << 4 |
-                                  (q[l + 96] >> 4) << 6);
-            }
-        }
+            scales[g] = gq_fit_scale_symmetric(16, 32, src + 16 * g, NULL, L + 16 * g);
+        gq_finish_q6_k(src, scales, L, b);
     }
 }
 
@@ -682,7 +712,7 @@ void gq_quant_q8_k(const float *src, void *dst, int64_t n)
         }
         const float iscale = -127.0f / max;
         for (int j = 0; j < GQ_QK_K; j++) {
-            const int v = round_even(iscale * src[j]);
+            const int v = gq_round_even(iscale * src[j]);
             b->qs[j] = (int8_t)(v < 127 ? v : 127);
         }
         for (int g = 0; g < 16; g++) {

@@ -154,6 +154,37 @@ int gguf_quantize_rows(uint32_t type, const float *src, void *dst, int64_t nrows
     return GGUF_OK;
 }
 
+int gguf_quantize_rows_weighted(uint32_t type, const float *src, void *dst, int64_t nrows,
+                                int64_t ne0, const float *weights, int nthreads)
+{
+    /* Without weights, or for a type whose quantizer ignores them, this is
+     * exactly gguf_quantize_rows() (checks included). */
+    const gq_quant_weighted_fn kernel = gq_quant_weighted_kernel(type);
+    if (!weights || !kernel) return gguf_quantize_rows(type, src, dst, nrows, ne0, nthreads);
+
+    if (!gguf_can_quantize(type)) return GGUF_E_UNSUPPORTED;
+    int64_t total;
+    int rc = check_rows(type, src, dst, nrows, ne0, nthreads, &total);
+    if (rc != GGUF_OK || total == 0) return rc;
+
+    /* Units of whole rows, about CHUNK elements each: the legacy types'
+     * weights depend on the mean square of the row. */
+    const uint64_t row_bytes = gguf_row_bytes(type, (uint64_t)ne0);
+    const int64_t rows_per_chunk = ne0 >= CHUNK ? 1 : CHUNK / ne0;
+    const int64_t nchunks = (nrows + rows_per_chunk - 1) / rows_per_chunk;
+    const int nt = thread_count(nthreads, nchunks);
+    (void)nt;
+
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) if (nt > 1)
+    for (int64_t c = 0; c < nchunks; c++) {
+        const int64_t r0 = c * rows_per_chunk;
+        const int64_t r1 = nrows - r0 < rows_per_chunk ? nrows : r0 + rows_per_chunk;
+        for (int64_t r = r0; r < r1; r++)
+            kernel(src + r * ne0, (char *)dst + (uint64_t)r * row_bytes, ne0, weights);
+    }
+    return GGUF_OK;
+}
+
 int gguf_convert_rows(uint32_t from, const void *src, uint32_t to, void *dst, int64_t nrows,
                       int64_t ne0, int nthreads)
 {

@@ -35,9 +35,12 @@ tests_test_split_LDADD = gguf/libgguf.la
 TESTS += tests/test-split
 check_PROGRAMS += tests/split-file
 tests_split_file_LDADD = gguf/libgguf.la
-TESTS += tests/test-split-tools.sh tests/test-edit.sh tests/test-edit-in-place.sh tests/test-requant-preset.sh
+TESTS += tests/test-split-tools.sh tests/test-edit.sh tests/test-edit-in-place.sh tests/test-requant-preset.sh \
+	tests/test-requant-imatrix.sh
 EXTRA_DIST += tests/test-split-tools.sh tests/test-edit.sh tests/test-edit-in-place.sh tests/test-requant-preset.sh \
-	tests/data/preset-kat/small.kat tests/data/preset-kat/README.md
+	tests/test-requant-imatrix.sh tests/data/preset-kat/small.kat tests/data/preset-kat/README.md \
+	tests/data/preset-kat/imatrix.kat tests/data/preset-kat/small.imatrix.gguf \
+	tests/data/preset-kat/small.imatrix.dat tests/data/preset-kat/untied.imatrix.gguf
 
 # --- the memory bound and size limit of parsing (gguf.h) ---
 check_PROGRAMS += tests/test-meta-memory
@@ -112,6 +115,14 @@ EXTRA_DIST += tests/data/quant-kat/README.md \
 	tests/data/quant-kat/q4_K.kat tests/data/quant-kat/q5_0.kat \
 	tests/data/quant-kat/q5_1.kat tests/data/quant-kat/q5_K.kat \
 	tests/data/quant-kat/q6_K.kat tests/data/quant-kat/q8_0.kat
+
+# --- importance-weighted quantizers (gguf_quantize_rows_weighted): known
+# answers from llama.cpp with an importance matrix, properties ---
+check_PROGRAMS += tests/test-quant-weighted
+tests_test_quant_weighted_SOURCES = tests/test-quant-weighted.c tests/testutil.h
+tests_test_quant_weighted_LDADD = gguf/libgguf.la
+TESTS += tests/test-quant-weighted
+EXTRA_DIST += tests/data/weighted-kat/README.md tests/data/weighted-kat/weighted.kat
 
 # --- gguf-requant: file-type rule, output checker, CLI and failure paths ---
 check_PROGRAMS += tests/requant-check tests/test-requant-mixture

@@ -3,8 +3,8 @@
  * on models of many layers, against llama-quantize's: for every file type,
  * every tensor of Qwen2.5-0.5B's shapes (24 layers, width 896: the
  * fallbacks of rows that are not whole K-quant blocks; output.weight of its
- * own) and of Qwen2.5-1.5B's (28 layers, width 1536, tied embeddings) gets
- * the type llama-quantize --dry-run gives.  tests/data/preset-kat/types.kat
+ * own; also with an importance matrix) and of Qwen2.5-1.5B's (28 layers,
+ * width 1536, tied embeddings) gets the type llama-quantize --dry-run gives.  tests/data/preset-kat/types.kat
  * lists the tensors whose type is not the file type's base type ("MODEL
  * PRESET TENSOR TYPE"); every other 2-D weight must get the base type, and
  * norms and biases keep F32.
@@ -23,11 +23,13 @@ struct shape {
     const char *name;
     uint32_t n_layer, n_embd, n_q, n_kv, n_ff, n_head, n_head_kv;
     int tied;
+    int imatrix;    /* quantized with an importance matrix */
 };
 
 static const struct shape shapes[] = {
-    {"0.5b-untied", 24, 896, 896, 128, 4864, 14, 2, 0},
-    {"1.5b", 28, 1536, 1536, 256, 8960, 12, 2, 1},
+    {"0.5b-untied", 24, 896, 896, 128, 4864, 14, 2, 0, 0},
+    {"0.5b-untied-imatrix", 24, 896, 896, 128, 4864, 14, 2, 0, 1},
+    {"1.5b", 28, 1536, 1536, 256, 8960, 12, 2, 1, 0},
 };
 
 static const char *const presets[] = {"Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K_S", "Q3_K_M",
@@ -92,7 +94,8 @@ int main(void)
         for (size_t pi = 0; pi < sizeof presets / sizeof presets[0]; pi++) {
             const struct preset *p = preset_find(presets[pi]);
             REQUIRE(p != NULL, "preset %s", presets[pi]);
-            struct preset_model m = {s->n_layer, s->n_head / s->n_head_kv, s->tied, 0, GGUF_T_COUNT, GGUF_T_COUNT};
+            struct preset_model m = {s->n_layer, s->n_head / s->n_head_kv, s->tied, 0, GGUF_T_COUNT, GGUF_T_COUNT,
+                                     s->imatrix};
             unsigned listed = 0, want_listed = 0;
             for (size_t i = 0; i < n_kat; i++)
                 want_listed += !strcmp(kat[i].model, s->name) && !strcmp(kat[i].preset, p->name);

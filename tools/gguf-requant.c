@@ -27,6 +27,7 @@
 #include "tools/guard.h"
 #include "tools/mixture.h"
 #include "tools/outset.h"
+#include "tools/imatrix.h"
 #include "tools/preset.h"
 
 /* Provenance keys added to (or replaced in) every output.  The namespace is
@@ -63,6 +64,12 @@ struct options {
     int strict, dry_run, report, json, quiet;
     int checksums;              /* --checksums */
     int threads;                /* 0: all cores */
+    const char *imatrix_path;   /* --imatrix, or NULL */
+    const char **im_include;    /* --include-weights */
+    size_t n_im_include;
+    const char **im_exclude;    /* --exclude-weights */
+    size_t n_im_exclude;
+    struct imatrix im;          /* the importance matrix read (im.n 0: none) */
     uint64_t split_tensors;     /* --split-max-tensors, or 0 */
     uint64_t split_bytes;       /* --split-max-size, or 0 */
     const char *in, *out;       /* out is NULL for a dry run without OUT */
@@ -75,6 +82,7 @@ struct entry {
     uint32_t to;            /* output type: t->type when the tensor is copied */
     uint32_t wanted;        /* type a rule asked for (differs from `to` when kept) */
     uint64_t bytes_after;
+    const struct imatrix_entry *w;  /* its importance matrix entry, or NULL */
     char reason[160];       /* why a wanted conversion is not made, or "" */
     /* --report: sums over the tensor's elements */
     double sq_err, sq_in, max_err;
@@ -97,11 +105,17 @@ static void usage(void)
         "then --preset or --from/--to; tensors of one dimension are never converted):\n"
         "      --preset=NAME     the types llama-quantize gives each tensor for the file\n"
         "                        type NAME (Q4_K_M, Q8_0 ...; see gguf-requant(1)),\n"
-        "                        without importance matrix; best from F32, F16 or BF16\n"
+        "                        best from F32, F16 or BF16\n"
         "      --pure            with --preset: every converted tensor the base type\n"
         "      --output-tensor-type=TYPE, --token-embedding-type=TYPE\n"
         "                        with --preset: the type of output.weight, of\n"
         "                        token_embd.weight\n"
+        "      --imatrix=FILE    quantize with the importance matrix FILE, as\n"
+        "                        llama-imatrix writes it (GGUF or .dat): the\n"
+        "                        tensors it has an entry for (listed: those it lacks)\n"
+        "      --include-weights=NAME, --exclude-weights=NAME\n"
+        "                        use the matrix only for the tensors whose names\n"
+        "                        contain NAME, or not for them (may be repeated)\n"
         "      --from=TYPE       convert every tensor of type TYPE ...\n"
         "      --to=TYPE         ... to type TYPE (both are needed)\n"
         "      --type=GLOB=TYPE  convert tensors whose names match GLOB to TYPE;\n"
@@ -191,7 +205,7 @@ static int remember(struct options *o, const char *opt, const char *value)
 enum {
     OPT_FROM = 256, OPT_TO, OPT_TYPE, OPT_EXCLUDE, OPT_STRICT, OPT_FILE_TYPE, OPT_REPORT,
     OPT_CHECKSUMS, OPT_SPLIT_TENSORS, OPT_SPLIT_SIZE, OPT_PRESET, OPT_PURE, OPT_OUTPUT_TYPE,
-    OPT_EMBD_TYPE
+    OPT_EMBD_TYPE, OPT_IMATRIX, OPT_INCLUDE_WEIGHTS, OPT_EXCLUDE_WEIGHTS
 };
 
 /* A --split-max-size value: digits, then K, M or G (powers of 1000) or
@@ -231,6 +245,9 @@ static const struct option long_options[] = {
     { "pure", no_argument, NULL, OPT_PURE },
     { "output-tensor-type", required_argument, NULL, OPT_OUTPUT_TYPE },
     { "token-embedding-type", required_argument, NULL, OPT_EMBD_TYPE },
+    { "imatrix", required_argument, NULL, OPT_IMATRIX },
+    { "include-weights", required_argument, NULL, OPT_INCLUDE_WEIGHTS },
+    { "exclude-weights", required_argument, NULL, OPT_EXCLUDE_WEIGHTS },
     { "split-max-size", required_argument, NULL, OPT_SPLIT_SIZE },
     { "threads", required_argument, NULL, 't' },
     { "quiet", no_argument, NULL, 'q' },
@@ -301,6 +318,17 @@ static int parse_options(int argc, char **argv, struct options *o)
             if (remember(o, opt, optarg)) goto nomem;
             break;
         }
+        case OPT_IMATRIX:
+            o->imatrix_path = optarg;
+            if (remember(o, "--imatrix", optarg)) goto nomem;
+            break;
+        case OPT_INCLUDE_WEIGHTS:
+        case OPT_EXCLUDE_WEIGHTS:
+            if (c == OPT_INCLUDE_WEIGHTS) o->im_include[o->n_im_include++] = optarg;
+            else o->im_exclude[o->n_im_exclude++] = optarg;
+            if (remember(o, c == OPT_INCLUDE_WEIGHTS ? "--include-weights" : "--exclude-weights", optarg))
+                goto nomem;
+            break;
         case OPT_FILE_TYPE:
             o->file_type = parse_file_type(optarg);
             if (o->file_type < 0)
@@ -347,6 +375,10 @@ static int parse_options(int argc, char **argv, struct options *o)
     if (o->preset && o->have_from) return cli_usage_error("--preset and --from/--to cannot be combined");
     if (!o->preset && (o->pm.pure || o->pm.output_type != GGUF_T_COUNT || o->pm.embd_type != GGUF_T_COUNT))
         return cli_usage_error("--pure, --output-tensor-type and --token-embedding-type go with --preset");
+    if ((o->n_im_include || o->n_im_exclude) && !o->imatrix_path)
+        return cli_usage_error("--include-weights and --exclude-weights go with --imatrix");
+    if (o->n_im_include && o->n_im_exclude)
+        return cli_usage_error("--include-weights and --exclude-weights cannot be combined");
     uint32_t in_count = 1;
     const int in_set = gguf_split_prefix(o->in, NULL, &in_count) && in_count > 1;
     if (!o->have_from && !o->n_rules && o->file_type < 0 && !o->split_tensors && !o->split_bytes &&
@@ -483,6 +515,64 @@ static int make_plan(const struct options *o, const gguf_split *set, struct entr
     return fatal ? -1 : 0;
 }
 
+/* Whether quantizing to `type` uses an importance matrix (llama.cpp's
+ * quantizers of these types weigh the error by it; the others ignore it). */
+static int type_uses_imatrix(uint32_t type)
+{
+    switch (type) {
+    case GGUF_T_Q4_0: case GGUF_T_Q4_1: case GGUF_T_Q5_0: case GGUF_T_Q5_1: case GGUF_T_Q2_K:
+    case GGUF_T_Q3_K: case GGUF_T_Q4_K: case GGUF_T_Q5_K: case GGUF_T_Q6_K:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Gives each converted tensor its entry of the importance matrix: one
+ * value per element of a row (of each 2-D slice of a 3-D tensor).  An
+ * entry of another size is an error, except for token_embd.weight (as in
+ * llama-quantize: a matrix never has the embedding's size); the tensors
+ * the matrix lacks are listed.  Returns 0, or -1 after a message. */
+static int attach_imatrix(const struct options *o, uint64_t n, struct entry *entries)
+{
+    const struct imatrix *im = &o->im;
+    uint64_t n_lacking = 0;
+    char q[256];
+    for (uint64_t i = 0; i < n; i++) {
+        struct entry *e = &entries[i];
+        const gguf_tensor *t = e->t;
+        if (e->to == t->type || !type_uses_imatrix(e->to)) continue;
+        struct imatrix_entry *m = imatrix_find(im, t->name.ptr, t->name.len);
+        if (!m) {
+            n_lacking++;
+            continue;
+        }
+        const uint64_t want = t->ne[0] * t->ne[2];
+        if (m->n != want || t->ne[3] != 1) {
+            if (t->name.len == 17 && memcmp(t->name.ptr, "token_embd.weight", 17) == 0) {
+                n_lacking++;
+                continue;
+            }
+            cli_error(im->path, "the entry for tensor %llu %s has %llu values; the tensor's rows "
+                      "need %llu", (unsigned long long)i, quoted(q, sizeof q, t),
+                      (unsigned long long)m->n, (unsigned long long)want);
+            return -1;
+        }
+        m->used = 1;
+        e->w = m;
+    }
+    if (n_lacking && !o->quiet) {
+        cli_error(im->path, "note: %llu tensors quantized without the importance matrix (it has no "
+                  "entry for them):", (unsigned long long)n_lacking);
+        for (uint64_t i = 0; i < n; i++) {
+            const struct entry *e = &entries[i];
+            if (e->to != e->t->type && type_uses_imatrix(e->to) && !e->w)
+                fprintf(stderr, "  %s\n", quoted(q, sizeof q, e->t));
+        }
+    }
+    return 0;
+}
+
 /* The file type of the output: --file-type, else the name of the new
  * mixture when some tensor changes type.  Returns it, or -1 to leave
  * general.file_type as it is.  *unnamed is set when a mixture changed but
@@ -532,6 +622,23 @@ static int is_split_key(const gguf_kv *kv)
     return key_is(kv, "split.no") || key_is(kv, "split.count") || key_is(kv, "split.tensors.count");
 }
 
+/* The keys llama-quantize writes about the importance matrix it used: the
+ * file and first dataset named (at most 127 bytes, as there), the entries
+ * and the chunks it was computed on (when known). */
+static int add_imatrix_keys(gguf_writer *w, const struct imatrix *im, gguf_error *err)
+{
+    size_t n = strlen(im->path);
+    int rc = gguf_writer_add_str(w, "quantize.imatrix.file", im->path, n < 127 ? n : 127, err);
+    if (!rc && im->dataset) {
+        n = strlen(im->dataset);
+        rc = gguf_writer_add_str(w, "quantize.imatrix.dataset", im->dataset, n < 127 ? n : 127, err);
+    }
+    if (!rc) rc = gguf_writer_add_u32(w, "quantize.imatrix.entries_count", (uint32_t)im->n, err);
+    if (!rc && im->chunks > 0)
+        rc = gguf_writer_add_u32(w, "quantize.imatrix.chunks_count", (uint32_t)im->chunks, err);
+    return rc;
+}
+
 /* Fills writer w with the header of output file `so` (split: not NULL):
  * the input's version and byte order; in the first (or only) file, the KV
  * pairs of the input's first shard in order (general.file_type and the
@@ -566,6 +673,8 @@ static int build_header(gguf_writer *w, const struct options *o, const gguf_file
     for (uint64_t i = 0; i < n_kv; i++) {
         const gguf_kv *kv = gguf_kv_at(f, i);
         if (is_split_key(kv)) continue;
+        if (o->im.n && kv->key.len > 17 && memcmp(kv->key.ptr, "quantize.imatrix.", 17) == 0)
+            continue; /* an earlier quantization's: ours follow */
         if (key_is(kv, KEY_FILE_TYPE) && file_type >= 0) {
             rc = gguf_writer_add_u32(w, KEY_FILE_TYPE, (uint32_t)file_type, err);
             have_ft = 1;
@@ -594,6 +703,7 @@ static int build_header(gguf_writer *w, const struct options *o, const gguf_file
         goto done;
     if (first && !have_rules && (rc = gguf_writer_add_str_array(w, KEY_RULES, rules, o->n_given, err)))
         goto done;
+    if (first && o->im.n && (rc = add_imatrix_keys(w, &o->im, err))) goto done;
     if (my_sums && !have_sums &&
         (rc = gguf_writer_add_array(w, GGUF_KEY_TENSOR_XXH3, GGUF_VT_UINT64, my_sums, i1 - i0, err)))
         goto done;
@@ -779,11 +889,11 @@ static int convert_tensor(struct run *r, uint64_t i, struct entry *e)
     uint64_t dst_row = gguf_row_bytes(e->to, (uint64_t)ne0);
     if (grow(&r->b.dst, &r->b.dst_cap, (size_t)(dst_row * (uint64_t)chunk))) goto nomem;
     if (!t->data && grow(&r->b.src, &r->b.src_cap, (size_t)(src_row * (uint64_t)chunk))) goto nomem;
-    if (o->report && !r->prepass) {
-        size_t fb = (size_t)chunk * (size_t)ne0 * sizeof(float);
-        if (grow((void **)&r->b.fx, &r->b.fx_cap, fb) || grow((void **)&r->b.fy, &r->b.fy_cap, fb))
-            goto nomem;
-    }
+    const int report = o->report && !r->prepass;
+    size_t fb = (size_t)chunk * (size_t)ne0 * sizeof(float);
+    if (((report || e->w) && grow((void **)&r->b.fx, &r->b.fx_cap, fb)) ||
+        (report && grow((void **)&r->b.fy, &r->b.fy_cap, fb)))
+        goto nomem;
     for (int64_t row = 0; row < nrows; row += chunk) {
         int64_t k = nrows - row < chunk ? nrows - row : chunk;
         uint64_t in_bytes = src_row * (uint64_t)k, out_bytes = dst_row * (uint64_t)k;
@@ -800,7 +910,22 @@ static int convert_tensor(struct run *r, uint64_t i, struct entry *e)
             }
             src = r->b.src;
         }
-        rc = gguf_convert_rows(t->type, src, e->to, r->b.dst, k, ne0, o->threads);
+        if (e->w) {
+            /* through floats, each 2-D slice with its importance values */
+            const int64_t ne1 = (int64_t)t->ne[1];
+            rc = gguf_dequantize_rows(t->type, src, r->b.fx, k, ne0, o->threads);
+            for (int64_t j = 0; j < k && !rc;) {
+                const int64_t slice = (row + j) / ne1;
+                int64_t m = (slice + 1) * ne1 - (row + j);
+                if (m > k - j) m = k - j;
+                unsigned char *dst = (unsigned char *)r->b.dst + dst_row * (uint64_t)j;
+                rc = gguf_quantize_rows_weighted(e->to, r->b.fx + j * ne0, dst, m, ne0,
+                                                 e->w->values + slice * ne0, o->threads);
+                j += m;
+            }
+        } else {
+            rc = gguf_convert_rows(t->type, src, e->to, r->b.dst, k, ne0, o->threads);
+        }
         if (rc) {
             char q[256];
             progress_clear(&r->prog);
@@ -809,8 +934,8 @@ static int convert_tensor(struct run *r, uint64_t i, struct entry *e)
                       gguf_type_str(e->to), gguf_strerror(rc));
             return -1;
         }
-        if (o->report && !r->prepass) {
-            if (gguf_dequantize_rows(t->type, src, r->b.fx, k, ne0, o->threads) ||
+        if (report) {
+            if ((!e->w && gguf_dequantize_rows(t->type, src, r->b.fx, k, ne0, o->threads)) ||
                 gguf_dequantize_rows(e->to, r->b.dst, r->b.fy, k, ne0, o->threads)) {
                 progress_clear(&r->prog);
                 cli_error(in_name(r, e), "tensor %llu: dequantizing for --report failed",
@@ -1173,7 +1298,14 @@ static int requant(struct options *o)
         }
         o->pm.tied = gguf_split_tensor_find(r.set, "output.weight", NULL) == NULL;
     }
+    if (o->imatrix_path) {
+        if (imatrix_load(&o->im, o->imatrix_path)) goto done;
+        imatrix_filter(&o->im, o->im_include, o->n_im_include, o->im_exclude, o->n_im_exclude);
+        if (o->im.n == 0) cli_error(o->imatrix_path, "warning: no entries left to use");
+        o->pm.imatrix = o->im.n > 0;
+    }
     if (make_plan(o, r.set, entries)) goto done;
+    if (o->im.n && attach_imatrix(o, n, entries)) goto done;
     if (o->preset) {
         uint64_t requantized = 0;
         for (uint64_t i = 0; i < n; i++) {
@@ -1330,8 +1462,10 @@ int main(int argc, char **argv)
     o.rules = calloc(na, sizeof *o.rules);
     o.excludes = calloc(na, sizeof *o.excludes);
     o.given = calloc(na, sizeof *o.given);
+    o.im_include = calloc(na, sizeof *o.im_include);
+    o.im_exclude = calloc(na, sizeof *o.im_exclude);
     int status;
-    if (!o.rules || !o.excludes || !o.given) {
+    if (!o.rules || !o.excludes || !o.given || !o.im_include || !o.im_exclude) {
         cli_error(NULL, "out of memory");
         status = CLI_EXIT_TROUBLE;
     } else {
@@ -1346,5 +1480,8 @@ int main(int argc, char **argv)
     free(o.rules);
     free(o.excludes);
     free(o.given);
+    free(o.im_include);
+    free(o.im_exclude);
+    imatrix_free(&o.im);
     return status;
 }

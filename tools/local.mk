@@ -13,7 +13,8 @@ gguf_dump_LDFLAGS = $(OPENMP_CFLAGS)
 gguf_dump_LDADD = tools/libcli.la gguf/libgguf.la -lm
 
 bin_PROGRAMS += gguf-requant
-gguf_requant_SOURCES = tools/gguf-requant.c tools/mixture.c tools/mixture.h
+gguf_requant_SOURCES = tools/gguf-requant.c tools/mixture.c tools/mixture.h tools/imatrix.c \
+	tools/imatrix.h
 gguf_requant_LDADD = tools/libcli.la gguf/libgguf.la -lm
 
 bin_PROGRAMS += gguf-edit

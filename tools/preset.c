@@ -119,6 +119,7 @@ uint32_t preset_tensor_type(const struct preset *p, const struct preset_model *m
         else if (ft == 15 && use_more_bits(layer, n)) t = GGUF_T_Q6_K;
         else if (ft == 17 && use_more_bits(layer, n)) t = GGUF_T_Q6_K;
         else if (ft == 14 && layer < n / 8) t = GGUF_T_Q5_K;
+        else if ((ft == 2 || ft == 8) && m->imatrix && layer < n / 8) t = ft == 2 ? GGUF_T_Q4_1 : GGUF_T_Q5_1;
     }
     return fallback(t, ne0);
 }

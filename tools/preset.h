@@ -1,7 +1,8 @@
 /*
  * preset.h -- llama-quantize's file types ("presets": Q4_K_M ...) built
  * from the types quant/ can write: which type each tensor of a model gets,
- * by llama.cpp's rules (src/llama-quant.cpp) without an importance matrix,
+ * by llama.cpp's rules (src/llama-quant.cpp), with or without an
+ * importance matrix,
  * for models of one expert (qwen2, qwen3, llama ...).  Not installed; used
  * by gguf-requant --preset and the model generator of the tests.
  *
@@ -28,7 +29,8 @@
  *    attn_output Q5_K; Q4_K_M, Q5_K_M: attn_v and ffn_down Q6_K by
  *    use_more_bits(); Q4_K_S: attn_v Q5_K in layers 0-3, ffn_down Q5_K in
  *    the first eighth; 80-layer models (the 70B sizes): attn_v Q5_K for
- *    Q3_K or Q4_K;
+ *    Q3_K or Q4_K; with an importance matrix, Q4_0 and Q5_0: ffn_down
+ *    Q4_1 and Q5_1 in the first eighth of the layers;
  *  - a row that is not whole blocks of the type chosen falls back: Q4_K to
  *    Q5_0, Q5_K to Q5_1, Q6_K to Q8_0, Q2_K and Q3_K to Q4_0, and to F16
  *    when even that does not fit.
@@ -58,6 +60,7 @@ struct preset_model {
     int pure;               /* --pure */
     uint32_t output_type;   /* --output-tensor-type, or GGUF_T_COUNT */
     uint32_t embd_type;     /* --token-embedding-type, or GGUF_T_COUNT */
+    int imatrix;            /* quantized with an importance matrix */
 };
 
 /* The type tensor `name` (name_len bytes) of n_dims dims and rows of ne0
