@@ -143,6 +143,21 @@ only() {
     }
 }
 
+# tensor_digests DUMP FILE: "TENSOR TYPE SHA256" of every tensor's data in
+# FILE, sorted by name (writers order tensors differently), read through
+# gguf-dump DUMP's --json (needs python3).
+tensor_digests() {
+    python3 - "$1" "$2" <<'EOF'
+import hashlib, json, subprocess, sys
+dump, path = sys.argv[1], sys.argv[2]
+d = json.loads(subprocess.check_output([dump, "--json", "--no-kv", "--no-summary", path]))
+with open(path, "rb") as f:
+    data = f.read()
+for t in sorted(d["tensors"], key=lambda t: t["name"]):
+    print(t["name"], t["type"], hashlib.sha256(data[t["offset"]:t["offset"] + t["bytes"]]).hexdigest())
+EOF
+}
+
 # sum FILE: a checksum of FILE, to see that an input is unchanged.
 sum() { cksum <"$1"; }
 

@@ -22,16 +22,7 @@ need_exec "$SYNTH" "$top_builddir/gguf-requant" "$top_builddir/gguf-dump"
 need_python
 [ -r "$KAT" ] || hard_error "$KAT: cannot read"
 
-cat > "$tmp/digests.py" <<'EOF'
-import hashlib, json, subprocess, sys
-dump, path = sys.argv[1], sys.argv[2]
-d = json.loads(subprocess.check_output([dump, "--json", "--no-kv", "--no-summary", path]))
-with open(path, "rb") as f:
-    data = f.read()
-for t in sorted(d["tensors"], key=lambda t: t["name"]):
-    print(t["name"], t["type"], hashlib.sha256(data[t["offset"]:t["offset"] + t["bytes"]]).hexdigest())
-EOF
-digests() { python3 "$tmp/digests.py" "$DUMP" "$1"; }
+digests() { tensor_digests "$DUMP" "$1"; }
 section() { sed -n "s/^$1 //p" "$KAT" | sort; }
 
 # the float models the records were made from (as in small.kat)
@@ -154,6 +145,15 @@ w.add_tensor("blk.0.attn_q.weight.in_sum2", np.ones((1, 256), dtype=np.float32))
 w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
 EOF
     refused no-counts "no blk.0.attn_q.weight.counts beside it (at byte" "$tmp/nocounts.gguf"
+    python3 - "$tmp/nosums.gguf" <<'EOF'
+import sys, gguf, numpy as np
+w = gguf.GGUFWriter(sys.argv[1], arch="imatrix")
+w.add_array("imatrix.datasets", ["x"]); w.add_uint32("imatrix.chunk_count", 1); w.add_uint32("imatrix.chunk_size", 8)
+w.add_tensor("blk.0.attn_q.weight.counts", np.ones((1, 1), dtype=np.float32))
+w.write_header_to_file(); w.write_kv_data_to_file(); w.write_tensors_to_file(); w.close()
+EOF
+    refused no-sums "tensor 0 'blk.0.attn_q.weight.counts': no blk.0.attn_q.weight.in_sum2 beside it (at byte" \
+        "$tmp/nosums.gguf"
 fi
 run 2 absent "$REQUANT" --preset Q4_K_M --imatrix "$tmp/absent.dat" "$f" "$tmp/x.gguf"
 check "an absent matrix: message" has "$tmp/absent.err" "$tmp/absent.dat: cannot open: No such file or directory"

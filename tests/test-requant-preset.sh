@@ -24,17 +24,7 @@ need_exec "$SYNTH" "$top_builddir/gguf-requant" "$top_builddir/gguf-dump"
 need_python
 [ -r "$KAT" ] || hard_error "$KAT: cannot read"
 
-# digests FILE: "TENSOR TYPE SHA256" of every tensor, sorted by name
-cat > "$tmp/digests.py" <<'EOF'
-import hashlib, json, subprocess, sys
-dump, path = sys.argv[1], sys.argv[2]
-d = json.loads(subprocess.check_output([dump, "--json", "--no-kv", "--no-summary", path]))
-with open(path, "rb") as f:
-    data = f.read()
-for t in sorted(d["tensors"], key=lambda t: t["name"]):
-    print(t["name"], t["type"], hashlib.sha256(data[t["offset"]:t["offset"] + t["bytes"]]).hexdigest())
-EOF
-digests() { python3 "$tmp/digests.py" "$DUMP" "$1"; }
+digests() { tensor_digests "$DUMP" "$1"; }
 section() { sed -n "s/^$1 //p" "$KAT" | sort; }
 
 f=$tmp/small-f32.gguf

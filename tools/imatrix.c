@@ -220,6 +220,24 @@ static int tensor_floats(const struct imatrix *m, gguf_file *f, const gguf_tenso
     return 0;
 }
 
+/* The tensor named as tensor i (t) with its `stem` bytes followed by
+ * suffix, or NULL after a message. */
+static const gguf_tensor *partner(const struct imatrix *m, const gguf_file *f, uint64_t i,
+                                  const gguf_tensor *t, size_t stem, const char *suffix)
+{
+    char name[256];
+    const gguf_tensor *p = NULL;
+    if (stem + strlen(suffix) < sizeof name) {
+        snprintf(name, sizeof name, "%.*s%s", (int)stem, t->name.ptr, suffix);
+        p = gguf_tensor_find(f, name);
+    }
+    if (!p)
+        cli_error(m->path, "tensor %llu '%.*s': no %.*s%s beside it (at byte %llu)", (unsigned long long)i,
+                  (int)t->name.len, t->name.ptr, (int)stem, t->name.ptr, suffix,
+                  (unsigned long long)t->info_offset);
+    return p;
+}
+
 static int load_gguf(struct imatrix *m)
 {
     gguf_error err;
@@ -254,14 +272,8 @@ static int load_gguf(struct imatrix *m)
         const gguf_tensor *s = gguf_tensor_at(f, i);
         size_t stem;
         if (!ends_with(s->name.ptr, s->name.len, ".in_sum2", &stem)) continue;
-        char cname[GGUF_TENSOR_NAME_MAX + 16];
-        snprintf(cname, sizeof cname, "%.*s.counts", (int)stem, s->name.ptr);
-        const gguf_tensor *c = gguf_tensor_find(f, cname);
-        if (!c) {
-            cli_error(m->path, "tensor %llu '%.*s': no %s beside it (at byte %llu)", (unsigned long long)i,
-                      (int)s->name.len, s->name.ptr, cname, (unsigned long long)s->info_offset);
-            goto done;
-        }
+        const gguf_tensor *c = partner(m, f, i, s, stem, ".counts");
+        if (!c) goto done;
         const uint64_t n_per_row = s->ne[0], n_mat = s->ne[1];
         if (s->type != GGUF_T_F32 || c->type != GGUF_T_F32 || s->n_dims > 2 || c->n_dims > 2 ||
             c->ne[0] != 1 || c->ne[1] != n_mat || n_per_row == 0 || n_mat == 0) {
@@ -289,13 +301,7 @@ static int load_gguf(struct imatrix *m)
         const gguf_tensor *c = gguf_tensor_at(f, i);
         size_t stem;
         if (!ends_with(c->name.ptr, c->name.len, ".counts", &stem)) continue;
-        char sname[GGUF_TENSOR_NAME_MAX + 16];
-        snprintf(sname, sizeof sname, "%.*s.in_sum2", (int)stem, c->name.ptr);
-        if (!gguf_tensor_find(f, sname)) {
-            cli_error(m->path, "tensor %llu '%.*s': no %s beside it (at byte %llu)", (unsigned long long)i,
-                      (int)c->name.len, c->name.ptr, sname, (unsigned long long)c->info_offset);
-            goto done;
-        }
+        if (!partner(m, f, i, c, stem, ".in_sum2")) goto done;
     }
     if (m->n == 0) {
         cli_error(m->path, "the importance matrix has no entries");

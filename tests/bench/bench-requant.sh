@@ -25,10 +25,13 @@
 #
 # With BENCH_PRESET=NAME (Q4_K_M ...), the 1.5b model in F16 is quantized
 # instead, with gguf-requant --preset NAME -t 2 IN OUT and, side by side,
-# llama-quantize IN OUT2 NAME 2 (goal: at least 4x faster).
+# llama-quantize IN OUT2 NAME 2 (goal: at least 4x faster).  With
+# BENCH_IMATRIX=FILE as well, both quantize with that importance matrix
+# (--imatrix FILE; make one with llama-imatrix on the model).
 #
 # Environment:
 #   BENCH_PRESET     quantize F16 to this file type instead
+#   BENCH_IMATRIX    with BENCH_PRESET: the importance matrix both use
 #   BENCH_DIR        cache directory for generated models
 #                    (default: $top_builddir/tests/bench/cache)
 #   BENCH_MODEL      convert this file instead of the generated model
@@ -52,6 +55,9 @@ dump=${GGUF_DUMP:-$(tool gguf-dump)}
 command -v python3 > /dev/null 2>&1 || die "python3 not found (needed to read gguf-dump --json)"
 
 preset=${BENCH_PRESET:-}
+imatrix=${BENCH_IMATRIX:-}
+[ -z "$imatrix" ] || [ -n "$preset" ] || die "BENCH_IMATRIX goes with BENCH_PRESET"
+[ -z "$imatrix" ] || [ -r "$imatrix" ] || die "$imatrix: cannot read (BENCH_IMATRIX)"
 if [ -n "$preset" ]; then bench_model f16; else bench_model q4_k_m; fi
 
 # tensors FILE: prints one line per tensor, "name type offset bytes", from
@@ -69,7 +75,7 @@ size=$(stat -L -c %s "$model") || die "$model: cannot stat"
 tensors "$model" > "$tmp/in.list" || die "$model: gguf-dump --json failed"
 n_q6=$(awk '$2 == "Q6_K" { n++; w += $4 } END { printf "%d tensors, %.0f MiB", n, w / 1048576 }' "$tmp/in.list")
 if [ -n "$preset" ]; then
-    echo "model: $model ($((size / 1048576)) MiB) to $preset"
+    echo "model: $model ($((size / 1048576)) MiB) to $preset${imatrix:+ with the importance matrix $imatrix}"
 else
     echo "model: $model ($((size / 1048576)) MiB; Q6_K: $n_q6)"
 fi
@@ -78,6 +84,7 @@ echo "threads: $threads; best of $runs runs, page cache warm"
 out=$tmp/requant.gguf
 if [ -n "$preset" ]; then
     ours_args=(--preset "$preset")
+    [ -z "$imatrix" ] || ours_args+=(--imatrix "$imatrix")
     goal="at least 4x faster than llama-quantize"
 else
     ours_args=(--from q6_k --to q4_k)
@@ -100,6 +107,7 @@ fi
 out2=$tmp/llama-quantize.gguf
 if [ -n "$preset" ]; then
     peer_args=("$model" "$out2" "$preset" "$threads")
+    [ -z "$imatrix" ] || peer_args=(--imatrix "$imatrix" "${peer_args[@]}")
 else
     peer_args=(--allow-requantize --tensor-type attn_v=q4_k --tensor-type ffn_down=q4_k
                --token-embedding-type q4_k "$model" "$out2" Q4_K_M "$threads")
