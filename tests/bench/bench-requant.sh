@@ -30,7 +30,8 @@
 # (--imatrix FILE; make one with llama-imatrix on the model).
 #
 # Environment:
-#   BENCH_PRESET     quantize F16 to this file type instead
+#   BENCH_PRESET     quantize F16 to this file type instead ("all": each of
+#                    the 16 in turn)
 #   BENCH_IMATRIX    with BENCH_PRESET: the importance matrix both use
 #   BENCH_DIR        cache directory for generated models
 #                    (default: $top_builddir/tests/bench/cache)
@@ -55,6 +56,13 @@ dump=${GGUF_DUMP:-$(tool gguf-dump)}
 command -v python3 > /dev/null 2>&1 || die "python3 not found (needed to read gguf-dump --json)"
 
 preset=${BENCH_PRESET:-}
+if [ "$preset" = all ]; then
+    # every file type in turn, each a run of this script
+    for p in Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K_S Q3_K_M Q3_K_L Q4_K_S Q4_K_M Q5_K_S Q5_K_M Q6_K F16 BF16; do
+        BENCH_PRESET=$p bash "$0" || exit $?
+    done
+    exit 0
+fi
 imatrix=${BENCH_IMATRIX:-}
 [ -z "$imatrix" ] || [ -n "$preset" ] || die "BENCH_IMATRIX goes with BENCH_PRESET"
 [ -z "$imatrix" ] || [ -r "$imatrix" ] || die "$imatrix: cannot read (BENCH_IMATRIX)"
