@@ -656,17 +656,21 @@ GGUF_API const char *gguf_writer_temp_path(const gguf_writer *w);
 /* Hashing                                                                   */
 
 /* Checksum algorithms.  Each is the reference algorithm with seed 0, so that
- * the digest of a whole file equals what `xxhsum -H3`, `-H2`, `-H1` or
- * zlib's crc32() give for the same bytes. */
+ * the digest of a whole file equals what `xxhsum -H3`, `-H2`, `-H1`, `-H0`,
+ * zlib's crc32(), sha256sum or sha1sum give for the same bytes.  SHA-256
+ * and SHA-1 are OpenSSL's (libcrypto). */
 enum gguf_hash_algo {
     GGUF_HASH_XXH3 = 0,     /* XXH3-64, 8 bytes (xxhsum -H3); the default */
     GGUF_HASH_XXH128 = 1,   /* XXH3-128, 16 bytes (xxhsum -H2) */
     GGUF_HASH_XXH64 = 2,    /* XXH64, 8 bytes (xxhsum -H1) */
     GGUF_HASH_CRC32 = 3,    /* CRC-32 of zlib, gzip and PNG, 4 bytes */
-    GGUF_HASH_COUNT = 4
+    GGUF_HASH_XXH32 = 4,    /* XXH32, 4 bytes (xxhsum -H0) */
+    GGUF_HASH_SHA256 = 5,   /* SHA-256, 32 bytes (sha256sum; Hugging Face's file hashes) */
+    GGUF_HASH_SHA1 = 6,     /* SHA-1, 20 bytes (sha1sum) */
+    GGUF_HASH_COUNT = 7
 };
 
-#define GGUF_DIGEST_MAX 16                      /* bytes of the longest digest */
+#define GGUF_DIGEST_MAX 32                      /* bytes of the longest digest */
 #define GGUF_DIGEST_HEX_MAX (2 * GGUF_DIGEST_MAX + 1) /* its hex form with the NUL */
 
 /* A digest in canonical byte order: most significant byte first, the order
@@ -682,8 +686,8 @@ typedef struct gguf_digest {
  * directory order, each the XXH3-64 (seed 0) of that tensor's data bytes. */
 #define GGUF_KEY_TENSOR_XXH3 "gguf_tools.checksum.tensor_xxh3"
 
-/* Lower-case name of an algorithm ("xxh3", "xxh128", "xxh64", "crc32"), or
- * NULL for an unknown id. */
+/* Lower-case name of an algorithm ("xxh3", "xxh128", "xxh64", "crc32",
+ * "xxh32", "sha256", "sha1"), or NULL for an unknown id. */
 GGUF_API const char *gguf_hash_name(uint32_t algo);
 
 /* Looks an algorithm up by its name, case-insensitively.  Returns GGUF_OK
@@ -691,7 +695,7 @@ GGUF_API const char *gguf_hash_name(uint32_t algo);
  * for NULL arguments. */
 GGUF_API int gguf_hash_parse(const char *name, uint32_t *algo);
 
-/* Bytes of a digest of `algo` (4, 8 or 16), or 0 for an unknown id. */
+/* Bytes of a digest of `algo` (4, 8, 16, 20 or 32), or 0 for an unknown id. */
 GGUF_API uint32_t gguf_hash_size(uint32_t algo);
 
 /* Writes d as 2 * d->size lower-case hex digits and a NUL into buf, which
@@ -741,10 +745,12 @@ typedef void (*gguf_hash_progress)(void *ctx, uint64_t done, uint64_t total);
 /* Hashes an open file in one pass over its bytes, in offset order: the
  * whole input into *file (every byte, so that it equals xxhsum's digest of
  * the same bytes; for gzip input, of the decompressed bytes), the metadata
- * section (bytes 0 .. gguf_header_size()) into *metadata, and each
- * tensor's data into tensors[i] for tensor i of the directory.  Any of the
- * three may be NULL to skip it; tensors, when given, has gguf_tensor_count()
- * elements.  `progress` may be NULL.
+ * section (bytes 0 .. gguf_header_size()) into *metadata, the data of all
+ * tensors, one after the other in directory order without the padding
+ * between them, into *data (what llama.cpp's llama-gguf-hash reports for
+ * a model file), and each tensor's data into tensors[i] for tensor i of
+ * the directory.  Any of the four may be NULL to skip it; tensors, when
+ * given, has gguf_tensor_count() elements.  `progress` may be NULL.
  *
  * A mapped file is read in place, with sequential-access hints to the
  * kernel for the duration.  A stream must have been opened with
@@ -757,11 +763,12 @@ typedef void (*gguf_hash_progress)(void *ctx, uint64_t done, uint64_t total);
  *
  * Returns GGUF_OK; GGUF_E_FORMAT when a stream ends before the data of a
  * tensor (err names it and the offset); GGUF_E_IO; GGUF_E_NOMEM;
- * GGUF_E_INVALID for an unknown algorithm, a NULL f, or stream data
- * already consumed. */
+ * GGUF_E_UNSUPPORTED when *data is asked of a stream whose tensors are
+ * not stored in directory order; GGUF_E_INVALID for an unknown algorithm,
+ * a NULL f, or stream data already consumed. */
 GGUF_API int gguf_hash_file(gguf_file *f, uint32_t algo, gguf_digest *file, gguf_digest *metadata,
-                            gguf_digest *tensors, gguf_hash_progress progress, void *ctx,
-                            gguf_error *err);
+                            gguf_digest *data, gguf_digest *tensors, gguf_hash_progress progress,
+                            void *ctx, gguf_error *err);
 
 #ifdef __cplusplus
 }

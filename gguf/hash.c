@@ -1,5 +1,6 @@
-/* hash.c -- checksums: xxHash (XXH3-64, XXH3-128, XXH64) and zlib's CRC-32,
- * incremental and over a whole GGUF file in one pass.
+/* hash.c -- checksums: xxHash (XXH3-64, XXH3-128, XXH64, XXH32), zlib's
+ * CRC-32 and OpenSSL's SHA-256 and SHA-1, incremental and over a whole GGUF
+ * file in one pass.
  *
  * gguf_hash_file() walks the input once, in offset order, and feeds every
  * byte to the whole-file hash and, for the metadata and for each tensor, to
@@ -16,6 +17,7 @@
 #include <config.h>
 
 #include <errno.h>
+#include <openssl/evp.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <sys/mman.h>
@@ -44,11 +46,20 @@ struct gguf_hasher {
     uint32_t algo;
     XXH3_state_t *x3;       /* XXH3, XXH128 */
     XXH64_state_t *x64;     /* XXH64 */
+    XXH32_state_t *x32;     /* XXH32 */
+    EVP_MD_CTX *md;         /* SHA-256, SHA-1 */
     uLong crc;              /* CRC32 */
 };
 
-static const char *const names[GGUF_HASH_COUNT] = { "xxh3", "xxh128", "xxh64", "crc32" };
-static const uint32_t sizes[GGUF_HASH_COUNT] = { 8, 16, 8, 4 };
+static const char *const names[GGUF_HASH_COUNT] = { "xxh3", "xxh128", "xxh64", "crc32", "xxh32",
+                                                    "sha256", "sha1" };
+static const uint32_t sizes[GGUF_HASH_COUNT] = { 8, 16, 8, 4, 4, 32, 20 };
+
+/* The OpenSSL digest of a SHA algorithm. */
+static const EVP_MD *sha_md(uint32_t algo)
+{
+    return algo == GGUF_HASH_SHA256 ? EVP_sha256() : EVP_sha1();
+}
 
 const char *gguf_hash_name(uint32_t algo)
 {
@@ -147,11 +158,17 @@ gguf_hasher *gguf_hasher_new(uint32_t algo)
     } else if (algo == GGUF_HASH_XXH64) {
         h->x64 = XXH64_createState();
         if (!h->x64) goto fail;
+    } else if (algo == GGUF_HASH_XXH32) {
+        h->x32 = XXH32_createState();
+        if (!h->x32) goto fail;
+    } else if (algo == GGUF_HASH_SHA256 || algo == GGUF_HASH_SHA1) {
+        h->md = EVP_MD_CTX_new();
+        if (!h->md || !EVP_DigestInit_ex(h->md, sha_md(algo), NULL)) goto fail;
     }
     gguf_hasher_reset(h);
     return h;
 fail:
-    free(h);
+    gguf_hasher_free(h);
     return NULL;
 }
 
@@ -160,6 +177,8 @@ void gguf_hasher_free(gguf_hasher *h)
     if (!h) return;
     if (h->x3) XXH3_freeState(h->x3);
     if (h->x64) XXH64_freeState(h->x64);
+    if (h->x32) XXH32_freeState(h->x32);
+    EVP_MD_CTX_free(h->md);
     free(h);
 }
 
@@ -169,6 +188,12 @@ void gguf_hasher_reset(gguf_hasher *h)
     case GGUF_HASH_XXH3: XXH3_64bits_reset(h->x3); break;
     case GGUF_HASH_XXH128: XXH3_128bits_reset(h->x3); break;
     case GGUF_HASH_XXH64: XXH64_reset(h->x64, 0); break;
+    case GGUF_HASH_XXH32: XXH32_reset(h->x32, 0); break;
+    case GGUF_HASH_SHA256:
+    case GGUF_HASH_SHA1:
+        /* cannot fail once the context was set up for this digest */
+        EVP_DigestInit_ex(h->md, sha_md(h->algo), NULL);
+        break;
     default: h->crc = crc32(0L, Z_NULL, 0); break;
     }
 }
@@ -197,6 +222,13 @@ void gguf_hasher_update(gguf_hasher *h, const void *p, size_t n)
         break;
     case GGUF_HASH_XXH64:
         XXH64_update(h->x64, p, n);
+        break;
+    case GGUF_HASH_XXH32:
+        XXH32_update(h->x32, p, n);
+        break;
+    case GGUF_HASH_SHA256:
+    case GGUF_HASH_SHA1:
+        EVP_DigestUpdate(h->md, p, n);
         break;
     default: {
         /* crc32() takes an unsigned int length. */
@@ -236,6 +268,23 @@ void gguf_hasher_digest(const gguf_hasher *h, gguf_digest *out)
         memcpy(out->bytes, c.digest, 8);
         break;
     }
+    case GGUF_HASH_XXH32: {
+        XXH32_canonical_t c;
+        XXH32_canonicalFromHash(&c, XXH32_digest(h->x32));
+        memcpy(out->bytes, c.digest, 4);
+        break;
+    }
+    case GGUF_HASH_SHA256:
+    case GGUF_HASH_SHA1: {
+        /* finishing ends a context: finish a copy, so that input may go on */
+        EVP_MD_CTX *c = EVP_MD_CTX_new();
+        unsigned int n = 0;
+        if (!c || !EVP_MD_CTX_copy_ex(c, h->md) || !EVP_DigestFinal_ex(c, out->bytes, &n) ||
+            n != out->size)
+            out->size = 0; /* equal to no digest: a check then fails, never passes */
+        EVP_MD_CTX_free(c);
+        break;
+    }
     default:
         digest_from_u64(out, GGUF_HASH_CRC32, (uint64_t)h->crc, 4);
         break;
@@ -267,7 +316,9 @@ struct walk {
     gguf_hasher *whole;     /* NULL when no whole-file digest is wanted */
     uLong whole_crc;
     gguf_hasher *piece;
+    gguf_hasher *data;      /* all tensor data, or NULL */
     int piece_on;           /* the current piece is being hashed */
+    int tensor_piece;       /* the current piece is a tensor's data */
     uint64_t piece_len;
     uint64_t done, total, next_report;
     gguf_hash_progress progress;
@@ -278,6 +329,7 @@ struct walk {
 /* Starts a piece; `wanted` says whether its own digest is needed. */
 static void piece_begin(struct walk *w, int wanted)
 {
+    w->tensor_piece = 0;
     w->piece_on = wanted || (w->crc && w->whole);
     w->piece_len = 0;
     if (w->piece_on) gguf_hasher_reset(w->piece);
@@ -290,6 +342,7 @@ static void piece_feed(struct walk *w, const unsigned char *p, size_t n)
         size_t k = n < HASH_BLOCK ? n : HASH_BLOCK;
         if (w->whole && !w->crc) gguf_hasher_update(w->whole, p, k);
         if (w->piece_on) gguf_hasher_update(w->piece, p, k);
+        if (w->data && w->tensor_piece) gguf_hasher_update(w->data, p, k);
         p += k;
         n -= k;
         w->piece_len += k;
@@ -368,6 +421,7 @@ static int walk_mapped(struct walk *w, const uint64_t *idx, uint64_t m, gguf_dig
             piece_end(w, NULL);
         }
         piece_begin(w, tensors != NULL);
+        w->tensor_piece = 1;
         piece_feed(w, base + t->file_offset, (size_t)t->size);
         piece_end(w, tensors ? &tensors[idx[k]] : NULL);
         pos = t->file_offset + t->size;
@@ -399,6 +453,7 @@ static int walk_stream(struct walk *w, const uint64_t *idx, uint64_t m, gguf_dig
         if (rc == GG_EOF) return truncated(w, t, w->s->size);
         if (rc) return rc;
         piece_begin(w, tensors != NULL);
+        w->tensor_piece = 1;
         rc = stream_range(w, t->file_offset, t->file_offset + t->size);
         piece_end(w, tensors ? &tensors[idx[k]] : NULL);
         if (rc == GG_EOF) return truncated(w, t, w->s->size);
@@ -430,8 +485,17 @@ static int walk_stream(struct walk *w, const uint64_t *idx, uint64_t m, gguf_dig
     return GGUF_OK;
 }
 
+/* Whether the m tensors at idx (in offset order) are in directory order. */
+static int in_directory_order(const uint64_t *idx, uint64_t m)
+{
+    for (uint64_t k = 1; k < m; k++)
+        if (idx[k] < idx[k - 1]) return 0;
+    return 1;
+}
+
 int gguf_hash_file(gguf_file *f, uint32_t algo, gguf_digest *file, gguf_digest *metadata,
-                   gguf_digest *tensors, gguf_hash_progress progress, void *ctx, gguf_error *err)
+                   gguf_digest *data, gguf_digest *tensors, gguf_hash_progress progress, void *ctx,
+                   gguf_error *err)
 {
     if (!f || algo >= GGUF_HASH_COUNT)
         return gg_fail(err, GGUF_E_INVALID, 0, UINT64_MAX, f ? gguf_name(f) : NULL,
@@ -454,12 +518,27 @@ int gguf_hash_file(gguf_file *f, uint32_t algo, gguf_digest *file, gguf_digest *
     uint64_t *idx = malloc((size_t)(n ? n : 1) * sizeof *idx);
     w.piece = gguf_hasher_new(algo);
     if (file) w.whole = gguf_hasher_new(algo);
+    if (data) w.data = gguf_hasher_new(algo);
     int rc;
-    if (!idx || !w.piece || (file && !w.whole)) {
+    if (!idx || !w.piece || (file && !w.whole) || (data && !w.data)) {
         rc = gg_fail(err, GGUF_E_NOMEM, ENOMEM, UINT64_MAX, gguf_name(f), "out of memory");
         goto done;
     }
     uint64_t m = by_offset(f, idx);
+    /* The tensor data is hashed in directory order: along the walk when
+     * that is the offset order (as writers store tensors), else after it,
+     * from the mapping (a stream has passed by then). */
+    const int data_later = data && !in_directory_order(idx, m);
+    if (data_later && stream) {
+        rc = gg_fail(err, GGUF_E_UNSUPPORTED, 0, UINT64_MAX, gguf_name(f),
+                     "the tensor data is not stored in directory order: its digest needs a file, "
+                     "not a stream");
+        goto done;
+    }
+    if (data_later) {
+        gguf_hasher_free(w.data);
+        w.data = NULL;
+    }
 
     /* Empty tensors: the digest of no bytes. */
     if (tensors) {
@@ -487,11 +566,21 @@ int gguf_hash_file(gguf_file *f, uint32_t algo, gguf_digest *file, gguf_digest *
         if (w.crc) digest_from_u64(file, GGUF_HASH_CRC32, (uint64_t)w.whole_crc, 4);
         else gguf_hasher_digest(w.whole, file);
     }
+    if (rc == GGUF_OK && data && !data_later) gguf_hasher_digest(w.data, data);
+    if (rc == GGUF_OK && data_later) {
+        gguf_hasher_reset(w.piece);
+        for (uint64_t i = 0; i < n; i++) {
+            const gguf_tensor *t = gguf_tensor_at(f, i);
+            if (t->size) gguf_hasher_update(w.piece, w.s->base + t->file_offset, (size_t)t->size);
+        }
+        gguf_hasher_digest(w.piece, data);
+    }
     if (rc == GGUF_OK && progress) progress(ctx, w.done, w.done);
 done:
     free(idx);
     free(w.buf);
     gguf_hasher_free(w.piece);
     gguf_hasher_free(w.whole);
+    gguf_hasher_free(w.data);
     return rc;
 }

@@ -13,8 +13,8 @@ gguf_libgguf_la_SOURCES = \
 	gguf/split.c
 
 gguf_libgguf_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
-gguf_libgguf_la_CPPFLAGS = $(AM_CPPFLAGS) -DGGUF_BUILDING_LIBRARY
-gguf_libgguf_la_LIBADD = -lxxhash -lz
+gguf_libgguf_la_CPPFLAGS = $(AM_CPPFLAGS) -DGGUF_BUILDING_LIBRARY $(LIBCRYPTO_CFLAGS)
+gguf_libgguf_la_LIBADD = -lxxhash -lz $(LIBCRYPTO_LIBS)
 gguf_libgguf_la_LDFLAGS = $(AM_LDFLAGS) -version-info $(LIBGGUF_VERSION_INFO) \
 	-export-symbols-regex '^gguf_' -no-undefined
 

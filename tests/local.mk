@@ -178,7 +178,7 @@ tests_test_manifest_LDADD = tools/libcli.la gguf/libgguf.la
 TESTS += tests/test-manifest
 VERIFY_TESTS = tests/test-verify.sh tests/test-verify-manifest.sh tests/test-verify-embed.sh \
 	tests/test-verify-kat.sh tests/test-verify-model.sh tests/test-verify-hostile.sh \
-	tests/test-verify-tty.sh tests/test-verify-bounds.sh
+	tests/test-verify-tty.sh tests/test-verify-bounds.sh tests/test-verify-interop.sh
 TESTS += $(VERIFY_TESTS)
 EXTRA_DIST += $(VERIFY_TESTS) tests/test-verify-common.sh
 

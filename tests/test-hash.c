@@ -1,10 +1,12 @@
 /*
  * test-hash.c -- libgguf's hashing API: known answers for each algorithm
- * (values printed by xxhsum -H3/-H2/-H1 and Python's zlib.crc32 for the
- * same bytes), incremental hashing split at every kind of boundary equal
+ * (values printed by xxhsum -H3/-H2/-H1/-H0 and Python's zlib.crc32,
+ * hashlib.sha256 and hashlib.sha1 for the same bytes; SHA-256 and SHA-1 of
+ * "" and "abc" are FIPS 180's own examples), incremental hashing split at every kind of boundary equal
  * to one shot, hex round trips, and gguf_hash_file() over a file with
  * padding between its tensors and an empty one, mapped, in memory and as a
- * stream: every digest equals the one-shot digest of the same byte range.
+ * stream: every digest equals the one-shot digest of the same byte range,
+ * the tensor data's that of the tensors one after the other.
  * GGUF_OPEN_STOP_AT_TRAILING: a short tail is read and counted exactly, a
  * longer or endless one stops the reading GGUF_TRAILING_READ_MAX bytes past
  * the data section, for gguf_hash_file() and gguf_read_to_end() alike.
@@ -28,14 +30,22 @@ struct kat {
 
 static const struct kat kats[] = {
     { "", { "2d06800538d394c2", "99aa06d3014798d86001c324468d497f", "ef46db3751d8e999",
-            "00000000" } },
+            "00000000", "02cc5d05",
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "da39a3ee5e6b4b0d3255bfef95601890afd80709" } },
     { "abc", { "78af5f94892f3950", "06b05ab6733a618578af5f94892f3950", "44bc2cf5ad770999",
-               "352441c2" } },
+               "352441c2", "32d153ff",
+               "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+               "a9993e364706816aba3e25717850c26c9cd0d89d" } },
     { "The quick brown fox jumps over the lazy dog",
       { "ce7d19a5418fb365", "ddd650205ca3e7fa24a1cc2e3a8a7651", "0b242d361fda71bc",
-        "414fa339" } },
+        "414fa339", "e85ea4de",
+        "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592",
+        "2fd4e1c67a2d28fced849ee1bb76e7391b93eb12" } },
     { NULL, { "0a8b9cfcd629bb97", "0e8e6fe1a1638b080a8b9cfcd629bb97", "b978085cc8e7010e",
-              "12ad5d03" } },
+              "12ad5d03", "b33e7df6",
+              "1dc6622e2b0d38fe9e646130ff9014746cfa84d65e17c919e2834277d318c78a",
+              "7fda63b11f96ee5ed7d49943c7146b22ee404ea3" } },
 };
 
 #define PATTERN_LEN 1000000
@@ -50,8 +60,8 @@ static unsigned char *pattern(void)
 
 static void test_names(void)
 {
-    static const char *const names[] = { "xxh3", "xxh128", "xxh64", "crc32" };
-    static const uint32_t sizes[] = { 8, 16, 8, 4 };
+    static const char *const names[] = { "xxh3", "xxh128", "xxh64", "crc32", "xxh32", "sha256", "sha1" };
+    static const uint32_t sizes[] = { 8, 16, 8, 4, 4, 32, 20 };
     for (uint32_t a = 0; a < GGUF_HASH_COUNT; a++) {
         uint32_t got = 99;
         CHECK(strcmp(gguf_hash_name(a), names[a]) == 0, "name of %u", a);
@@ -60,7 +70,7 @@ static void test_names(void)
     }
     uint32_t got;
     CHECK(gguf_hash_parse("XXH128", &got) == GGUF_OK && got == GGUF_HASH_XXH128, "any case");
-    CHECK(gguf_hash_parse("sha256", &got) == GGUF_E_NOT_FOUND, "unknown name");
+    CHECK(gguf_hash_parse("sha512", &got) == GGUF_E_NOT_FOUND, "unknown name");
     CHECK(gguf_hash_parse(NULL, &got) == GGUF_E_INVALID, "NULL name");
     CHECK(gguf_hash_name(GGUF_HASH_COUNT) == NULL, "unknown id has no name");
     CHECK(gguf_hash_size(GGUF_HASH_COUNT) == 0, "unknown id has no size");
@@ -185,10 +195,10 @@ static void check_file(gguf_file *f, const unsigned char *bytes, size_t n, const
                        uint32_t algo)
 {
     uint64_t nt = gguf_tensor_count(f);
-    gguf_digest whole, meta, t[8], want;
+    gguf_digest whole, meta, data, t[8], want;
     gguf_error err;
     calls = 0;
-    int rc = gguf_hash_file(f, algo, &whole, &meta, t, progress, NULL, &err);
+    int rc = gguf_hash_file(f, algo, &whole, &meta, &data, t, progress, NULL, &err);
     CHECK(rc == GGUF_OK, "%s %s: %s", mode, gguf_hash_name(algo), rc ? err.message : "");
     if (rc) return;
     gguf_hash_buffer(algo, bytes, n, &want);
@@ -201,6 +211,16 @@ static void check_file(gguf_file *f, const unsigned char *bytes, size_t n, const
         CHECK(gguf_digest_equal(&t[i], &want), "%s %s: tensor %llu", mode, gguf_hash_name(algo),
               (unsigned long long)i);
     }
+    /* the tensor data: every tensor's bytes in directory order */
+    gguf_hasher *h = gguf_hasher_new(algo);
+    REQUIRE(h != NULL, "hasher");
+    for (uint64_t i = 0; i < nt; i++) {
+        const gguf_tensor *tt = gguf_tensor_at(f, i);
+        gguf_hasher_update(h, bytes + tt->file_offset, (size_t)tt->size);
+    }
+    gguf_hasher_digest(h, &want);
+    gguf_hasher_free(h);
+    CHECK(gguf_digest_equal(&data, &want), "%s %s: tensor data", mode, gguf_hash_name(algo));
     CHECK(calls >= 1 && last_done == n, "%s: progress reaches the end (%llu of %zu)", mode,
           (unsigned long long)last_done, n);
     CHECK(gguf_file_size(f) == n, "%s: size known after hashing", mode);
@@ -232,7 +252,7 @@ static void test_file(void)
         CHECK(gguf_input_mode(f) == GGUF_INPUT_STREAM, "stream");
         check_file(f, bytes, n, "stream", a);
         gguf_digest w;
-        CHECK(gguf_hash_file(f, a, &w, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
+        CHECK(gguf_hash_file(f, a, &w, NULL, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
               "a stream hashed twice");
         gguf_close(f);
     }
@@ -240,17 +260,17 @@ static void test_file(void)
     gguf_file *f;
     gguf_digest w, want;
     REQUIRE(gguf_open(&f, path, NULL, 0, &err) == GGUF_OK, "open");
-    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, &err) == GGUF_OK,
+    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, NULL, &err) == GGUF_OK,
           "whole only");
     gguf_hash_buffer(GGUF_HASH_XXH3, bytes, n, &want);
     CHECK(gguf_digest_equal(&w, &want), "whole only: value");
-    CHECK(gguf_hash_file(f, GGUF_HASH_COUNT, &w, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
+    CHECK(gguf_hash_file(f, GGUF_HASH_COUNT, &w, NULL, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
           "unknown algorithm");
     gguf_close(f);
-    CHECK(gguf_hash_file(NULL, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
+    CHECK(gguf_hash_file(NULL, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
           "NULL file");
     REQUIRE(gguf_open(&f, path, NULL, GGUF_OPEN_NO_MMAP, &err) == GGUF_OK, "drained stream");
-    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
+    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, NULL, &err) == GGUF_E_INVALID,
           "a stream read at open: its data is gone");
     gguf_close(f);
 
@@ -260,7 +280,7 @@ static void test_file(void)
     REQUIRE(gguf_open(&f, path, NULL, GGUF_OPEN_NO_MMAP | GGUF_OPEN_SEQUENTIAL, &err) == GGUF_OK,
             "open the cut stream");
     err.message[0] = '\0';
-    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, &err) == GGUF_E_FORMAT,
+    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, NULL, &err) == GGUF_E_FORMAT,
           "cut stream");
     CHECK(strstr(err.message, "tensor 3 'd': data ends at byte") != NULL, "names it: %s",
           err.message);
@@ -319,7 +339,7 @@ static void check_stop(const unsigned char *bytes, size_t n, size_t tail, int to
     if (to_end) {
         rc = gguf_read_to_end(f, &err);
     } else {
-        rc = gguf_hash_file(f, GGUF_HASH_XXH3, &whole, NULL, t, NULL, NULL, &err);
+        rc = gguf_hash_file(f, GGUF_HASH_XXH3, &whole, NULL, NULL, t, NULL, NULL, &err);
     }
     CHECK(rc == GGUF_OK, "%s: %s", what, rc ? err.message : "");
     CHECK(gguf_stopped_at_trailing(f) == stops, "%s: stopped %d, expected %d", what,
@@ -378,7 +398,7 @@ static void test_stop(void)
     REQUIRE(gguf_open(&f, path, NULL, GGUF_OPEN_SEQUENTIAL | GGUF_OPEN_STOP_AT_TRAILING, &err) ==
                 GGUF_OK, "mapped: %s", err.message);
     gguf_digest w;
-    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, &err) == GGUF_OK &&
+    CHECK(gguf_hash_file(f, GGUF_HASH_XXH3, &w, NULL, NULL, NULL, NULL, NULL, &err) == GGUF_OK &&
               !gguf_stopped_at_trailing(f) && gguf_file_size(f) == n + sizeof zeros,
           "mapped: read whole");
     gguf_close(f);

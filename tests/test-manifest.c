@@ -8,7 +8,11 @@
  *  3. a FILE* on a slow pipe read while a signal handler interrupts the
  *     reads (EINTR) gives the same entries;
  *  4. names written with manifest_put_escaped() parse back to themselves;
- *  5. an entry handler that fails stops the reading with its status.
+ *  5. an entry handler that fails stops the reading with its status;
+ *  6. the lines of other tools: GNU style by length (XXH32, XXH64, XXH128,
+ *     SHA-1, SHA-256) and xxhsum's XXH3_ prefix, BSD tags (names holding
+ *     ") = " too), llama-gguf-hash's padded algorithm column, and what is
+ *     malformed in each; manifest_put_line() in each style parses back.
  */
 #include <config.h>
 
@@ -252,6 +256,89 @@ static void test_handler_failure(void)
     seen_free(&s);
 }
 
+struct form {
+    const char *line;
+    int k;                  /* manifest_parse_line()'s answer */
+    uint32_t algo;
+    int style;
+    const char *name;
+};
+
+static void test_forms(void)
+{
+    static const struct form forms[] = {
+        {"0123abcd  f.gguf", 1, GGUF_HASH_XXH32, MANIFEST_GNU, "f.gguf"},
+        {"0123456789abcdef  f.gguf", 1, GGUF_HASH_XXH64, MANIFEST_GNU, "f.gguf"},
+        {"0123456789abcdef0123456789ABCDEF *f.gguf", 1, GGUF_HASH_XXH128, MANIFEST_GNU, "f.gguf"},
+        {"da39a3ee5e6b4b0d3255bfef95601890afd80709  a b", 1, GGUF_HASH_SHA1, MANIFEST_GNU, "a b"},
+        {"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  x", 1, GGUF_HASH_SHA256,
+         MANIFEST_GNU, "x"},
+        {"XXH3_0123456789abcdef  f.gguf", 1, GGUF_HASH_XXH3, MANIFEST_GNU, "f.gguf"},
+        {"\\0123abcd  a\\nb", 1, GGUF_HASH_XXH32, MANIFEST_GNU, "a\nb"},
+        {"XXH3 (f.gguf) = 0123456789abcdef", 1, GGUF_HASH_XXH3, MANIFEST_BSD, "f.gguf"},
+        {"XXH32 (f) = 0123abcd", 1, GGUF_HASH_XXH32, MANIFEST_BSD, "f"},
+        {"XXH64 (a) = b) = 0123456789abcdef", 1, GGUF_HASH_XXH64, MANIFEST_BSD, "a) = b"},
+        {"SHA256 (m.gguf) = e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", 1,
+         GGUF_HASH_SHA256, MANIFEST_BSD, "m.gguf"},
+        {"\\SHA1 (a\\\\b) = da39a3ee5e6b4b0d3255bfef95601890afd80709", 1, GGUF_HASH_SHA1, MANIFEST_BSD,
+         "a\\b"},
+        {"xxh64     0123456789abcdef  m.gguf", 1, GGUF_HASH_XXH64, MANIFEST_LLAMA, "m.gguf"},
+        {"sha256    e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  m.gguf:t", 1,
+         GGUF_HASH_SHA256, MANIFEST_LLAMA, "m.gguf:t"},
+        {"sha1      da39a3ee5e6b4b0d3255bfef95601890afd80709  m.gguf", 1, GGUF_HASH_SHA1, MANIFEST_LLAMA,
+         "m.gguf"},
+        {"xxh64  0123456789abcdef  m.gguf", 1, GGUF_HASH_XXH64, MANIFEST_OWN, "m.gguf"},
+        {"xxh64   0123456789abcdef  m.gguf", 1, GGUF_HASH_XXH64, MANIFEST_OWN, "m.gguf"},
+        {"0123abc  f", -1, 0, 0, NULL},                     /* 7 digits */
+        {"0123abcd f", -1, 0, 0, NULL},                     /* one blank */
+        {"0123abcd  ", -1, 0, 0, NULL},                     /* no name */
+        {"XXH3_0123  f", -1, 0, 0, NULL},
+        {"XXH3 (f) = 0123", -1, 0, 0, NULL},                /* short digest */
+        {"XXH3 (f) 0123456789abcdef", -1, 0, 0, NULL},
+        {"XXH3 () = 0123456789abcdef", -1, 0, 0, NULL},     /* empty name */
+        {"MD5 (f) = d41d8cd98f00b204e9800998ecf8427e", -1, 0, 0, NULL},
+        {"SHA256 (f) = 0123456789abcdef", -1, 0, 0, NULL},  /* the length of another */
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        const struct form *f = &forms[i];
+        manifest_entry e;
+        memset(&e, 0, sizeof e);
+        int k = manifest_parse_line(f->line, strlen(f->line), &e);
+        CHECK(k == f->k, "'%s': %d, expected %d", f->line, k, f->k);
+        if (k == 1 && f->k == 1) {
+            CHECK(e.algo == f->algo && e.style == f->style, "'%s': %s style %d", f->line,
+                  gguf_hash_name(e.algo), e.style);
+            CHECK(e.len == strlen(f->name) && memcmp(e.name, f->name, e.len) == 0, "'%s': the name",
+                  f->line);
+        }
+        if (k == 1) free(e.name);
+    }
+    /* every style and algorithm it has a form for, escaped names too */
+    static const char *const names[] = {"m.gguf", "a) = b", "new\nline\\"};
+    for (int style = MANIFEST_OWN; style <= MANIFEST_BSD; style++)
+        for (uint32_t a = 0; a < GGUF_HASH_COUNT; a++)
+            for (size_t ni = 0; ni < sizeof names / sizeof names[0]; ni++) {
+                gguf_digest d;
+                gguf_hash_buffer(a, "abc", 3, &d);
+                char buf[512];
+                cli_out o = { -1, buf, sizeof buf, 0, 0 };
+                int rc = manifest_put_line(&o, style, &d, names[ni], strlen(names[ni]));
+                CHECK((rc == 0) == manifest_style_has(style, a), "style %d %s: a form", style,
+                      gguf_hash_name(a));
+                if (rc) continue;
+                CHECK(o.len > 0 && buf[o.len - 1] == '\n', "style %d: one line", style);
+                manifest_entry e;
+                memset(&e, 0, sizeof e);
+                int k = manifest_parse_line(buf, o.len - 1, &e);
+                CHECK(k == 1 && e.algo == a && e.style == style && gguf_digest_equal(&e.want, &d) &&
+                      e.len == strlen(names[ni]) && memcmp(e.name, names[ni], e.len) == 0,
+                      "style %d %s '%s': parses back", style, gguf_hash_name(a), names[ni]);
+                if (k == 1) free(e.name);
+            }
+    CHECK(!manifest_style_has(MANIFEST_GNU, GGUF_HASH_CRC32) && !manifest_style_has(MANIFEST_BSD, GGUF_HASH_CRC32),
+          "no GNU or BSD form for CRC-32");
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -260,5 +347,6 @@ int main(void)
     test_bound();
     test_escapes();
     test_handler_failure();
+    test_forms();
     tu_finish();
 }

@@ -269,7 +269,7 @@ static void *work(void *arg)
             gguf_digest file, meta, *tens = malloc(N_TENSORS * sizeof *tens);
             if (!tens) HARD_ERROR("out of memory");
             gguf_file *f = r % 4 < 2 ? wk->mapped : wk->memory;
-            T_CHECK(wk, gguf_hash_file(f, GGUF_HASH_XXH3, &file, &meta, tens, NULL, NULL, &err) ==
+            T_CHECK(wk, gguf_hash_file(f, GGUF_HASH_XXH3, &file, &meta, NULL, tens, NULL, NULL, &err) ==
                             GGUF_OK && gguf_digest_equal(&file, &want.file) &&
                         gguf_digest_equal(&meta, &want.meta) &&
                         memcmp(tens, want.tensors, sizeof want.tensors) == 0,
@@ -359,7 +359,7 @@ int main(void)
         want.data_hash[i] = xxh3(fl, (size_t)tt->n_elements * sizeof *fl);
     }
     free(fl);
-    REQUIRE(gguf_hash_file(mapped, GGUF_HASH_XXH3, &want.file, &want.meta, want.tensors, NULL, NULL,
+    REQUIRE(gguf_hash_file(mapped, GGUF_HASH_XXH3, &want.file, &want.meta, NULL, want.tensors, NULL, NULL,
                            &err) == GGUF_OK, "%s", err.message);
     REQUIRE(gguf_quantize_rows(GGUF_T_Q4_K, x8, want.q4k, 8, NE0, 1) == GGUF_OK, "quantize");
     const int level0 = gguf_simd_get();

@@ -108,7 +108,7 @@ check "a missing file with tensor lines: one FAILED line" is "$tmp/gone.out" "go
     cat m.xxh
     echo "garbage"
     echo "xxh3  zz  m.gguf"
-    echo "sha1  da39a3ee5e6b4b0d3255bfef95601890afd80709  m.gguf"
+    echo "md5  d41d8cd98f00b204e9800998ecf8427e  m.gguf"
     echo "xxh3  0123  m.gguf"
     echo "xxh3  0123456789abcdef m.gguf"
     echo ""

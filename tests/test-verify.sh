@@ -174,8 +174,8 @@ run 0 version "$VERIFY" --version
 check "--version" has "$tmp/version.out" "gguf-verify (gguf-tools)"
 run 2 badopt "$VERIFY" --frobnicate m.gguf
 check "bad option: named" has "$tmp/badopt.err" "unrecognized option '--frobnicate'"
-run 2 badalgo "$VERIFY" -w --algo sha1 m.gguf
-check "bad algorithm: named" has "$tmp/badalgo.err" "unknown algorithm 'sha1'"
+run 2 badalgo "$VERIFY" -w --algo md5 m.gguf
+check "bad algorithm: named" has "$tmp/badalgo.err" "unknown algorithm 'md5'"
 run 2 twomodes "$VERIFY" -w -c m.xxh m.gguf
 check "two modes: refused" has "$tmp/twomodes.err" "cannot be combined"
 run 2 badmodel "$VERIFY" --model llama m.gguf

@@ -38,6 +38,8 @@ struct options {
     int allow_trailing, strict, quiet, status, ignore_missing;
     int shard;                  /* --shard: a shard of a split set alone */
     const char *model;          /* --model, or NULL */
+    int style;                  /* -w: the whole-file line's style (enum manifest_style) */
+    int files_only;             /* -w --files-only: whole-file lines alone */
 };
 
 static struct options opt;
@@ -194,7 +196,8 @@ struct vfile {
     int passes;                 /* passes started (a stream allows one) */
     int hashed;                 /* the last pass succeeded: the digests are valid */
     uint32_t algo;              /* ... and its algorithm */
-    gguf_digest whole, meta, *tensors;
+    int want_data;              /* hash the tensor data as a whole too */
+    gguf_digest whole, meta, data, *tensors;
 };
 
 /* Reports a problem that makes the file fail: "NAME: FAILED: text" on
@@ -334,8 +337,8 @@ static int vfile_hash(struct vfile *v, uint32_t algo)
     int show = !opt.quiet && !opt.status && cli_isatty(2);
     gguf_error err;
     err.message[0] = '\0';
-    int rc = gguf_hash_file(v->f, algo, &v->whole, &v->meta, v->tensors, show ? progress_cb : NULL,
-                            &p, &err);
+    int rc = gguf_hash_file(v->f, algo, &v->whole, &v->meta, v->want_data ? &v->data : NULL,
+                            v->tensors, show ? progress_cb : NULL, &p, &err);
     progress_clear(&p);
     v->passes++;
     v->hashed = 0;
@@ -546,11 +549,10 @@ static void write_manifest(const struct vfile *v)
 {
     char hex[GGUF_DIGEST_HEX_MAX];
     const char *algo = gguf_hash_name(v->algo);
-    put_marker(v->name, NULL, 0);
-    cli_out_str(out, algo);
-    cli_out_printf(out, "  %s  ", gguf_digest_hex(&v->whole, hex));
-    manifest_put_escaped(out, v->name, strlen(v->name));
-    cli_out_putc(out, '\n');
+    /* the whole file in the style asked for (parse_options checked it has
+     * a form for the algorithm) */
+    manifest_put_line(out, opt.style, &v->whole, v->name, strlen(v->name));
+    if (opt.files_only) return;
     uint64_t n = gguf_tensor_count(v->f);
     /* The metadata line is left out when a tensor has its name. */
     if (!gguf_tensor_find(v->f, MANIFEST_META_PART)) {
@@ -708,7 +710,7 @@ static int verify_set(const char *name, struct seen *sn)
 /* ------------------------------------------------------------------------ */
 /* -c MANIFEST                                                               */
 
-enum part { PART_FILE, PART_META, PART_TENSOR };
+enum part { PART_FILE, PART_META, PART_DATA, PART_TENSOR };
 
 struct entry {
     uint32_t algo;
@@ -719,6 +721,7 @@ struct entry {
     enum part part;
     size_t group;
     unsigned long line;
+    int style;                  /* enum manifest_style */
     int bad;                    /* differs */
 };
 
@@ -740,6 +743,7 @@ struct manifest {
     struct group *g;
     size_t ng;
     unsigned long malformed;
+    unsigned long llama;        /* lines in llama-gguf-hash's format */
     int truncated;              /* an overlong line stopped the reading */
 };
 
@@ -764,6 +768,8 @@ static int add_entry(void *ctx, manifest_entry *me)
     e->name = me->name;
     e->len = me->len;
     e->line = me->line;
+    e->style = me->style;
+    if (me->style == MANIFEST_LLAMA) m->llama++;
     return GGUF_OK;
 }
 
@@ -850,10 +856,14 @@ static void split_names(struct manifest *m)
     }
     for (size_t i = 0; i < m->n; i++) {
         struct entry *e = &m->e[i];
-        if (!e->split) e->part = PART_FILE;
+        if (!e->split && e->style == MANIFEST_LLAMA) e->part = PART_DATA;
+        else if (!e->split) e->part = PART_FILE;
         else if (e->len - e->split - 1 == MANIFEST_META_PART_LEN &&
                  memcmp(e->name + e->split + 1, MANIFEST_META_PART, MANIFEST_META_PART_LEN) == 0)
             e->part = PART_META;
+        else if (e->len - e->split - 1 == MANIFEST_DATA_PART_LEN &&
+                 memcmp(e->name + e->split + 1, MANIFEST_DATA_PART, MANIFEST_DATA_PART_LEN) == 0)
+            e->part = PART_DATA;
         else e->part = PART_TENSOR;
     }
 }
@@ -939,6 +949,9 @@ static void check_group(struct manifest *m, size_t g, struct vfile *v, struct ta
     int done_algo[GGUF_HASH_COUNT] = { 0 };
     int any_bad = 0, file_bad = 0, meta_ok = 0, have_meta = 0, tensors_ok = 1;
     uint64_t n_tensor_entries = 0;
+    v->want_data = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->e[i].group == g && m->e[i].part == PART_DATA) v->want_data = 1;
     for (;;) {
         int algo = -1;
         for (size_t i = 0; i < m->n; i++)
@@ -955,8 +968,11 @@ static void check_group(struct manifest *m, size_t g, struct vfile *v, struct ta
             struct entry *e = &m->e[i];
             if (e->group != g || e->algo != (uint32_t)algo) continue;
             const gguf_tensor *t = NULL;
-            if (e->part != PART_FILE) t = entry_tensor(v->f, e);
-            if (e->part == PART_FILE) {
+            if (e->part == PART_META || e->part == PART_TENSOR) t = entry_tensor(v->f, e);
+            if (e->part == PART_DATA) {
+                e->bad = !gguf_digest_equal(&e->want, &v->data);
+                if (e->bad) tensors_ok = 0;
+            } else if (e->part == PART_FILE) {
                 /* A stream that stopped at trailing bytes has failed
                  * already, and its whole-file digest is of a part only. */
                 if (gguf_stopped_at_trailing(v->f)) continue;
@@ -983,6 +999,8 @@ static void check_group(struct manifest *m, size_t g, struct vfile *v, struct ta
                 const char *fname = m->g[g].open != m->g[g].file ? m->g[g].open : NULL;
                 if (e->part == PART_FILE)
                     result_line(fname ? fname : e->name, NULL, 0, "FAILED", NULL);
+                else if (e->part == PART_DATA && !e->split)
+                    result_line(m->g[g].open, MANIFEST_DATA_PART, MANIFEST_DATA_PART_LEN, "FAILED", NULL);
                 else result_line(m->g[g].open, e->name + e->split + 1, e->len - e->split - 1,
                                  "FAILED", NULL);
             }
@@ -1035,6 +1053,11 @@ static int check_manifest(char **files, int n_files)
         goto done;
     }
     split_names(&m);
+    /* the same words, another meaning: say so before any result */
+    if (m.llama && !opt.status)
+        cli_error(shown, "note: %lu line%s in llama-gguf-hash's format: a FILE line there is the "
+                  "digest of the tensor data, not of the whole file, and is checked as "
+                  "FILE:" MANIFEST_DATA_PART, m.llama, m.llama == 1 ? "" : "s");
     if (group_entries(&m)) {
         cli_error(NULL, "out of memory");
         status = CLI_EXIT_TROUBLE;
@@ -1240,7 +1263,7 @@ done:
 
 enum {
     OPT_EMBED = 256, OPT_ALLOW_TRAILING, OPT_STRICT, OPT_MODEL, OPT_STATUS, OPT_IGNORE_MISSING,
-    OPT_SHARD
+    OPT_SHARD, OPT_FORMAT, OPT_TAG, OPT_FILES_ONLY
 };
 
 static const struct option long_options[] = {
@@ -1255,6 +1278,9 @@ static const struct option long_options[] = {
     { "status", no_argument, NULL, OPT_STATUS },
     { "ignore-missing", no_argument, NULL, OPT_IGNORE_MISSING },
     { "shard", no_argument, NULL, OPT_SHARD },
+    { "format", required_argument, NULL, OPT_FORMAT },
+    { "tag", no_argument, NULL, OPT_TAG },
+    { "files-only", no_argument, NULL, OPT_FILES_ONLY },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -1290,8 +1316,16 @@ static int parse_options(int argc, char **argv)
         case 'a':
             if (gguf_hash_parse(optarg, &opt.algo) != GGUF_OK)
                 return cli_usage_error("--algo: unknown algorithm '%s' "
-                                       "(xxh3, xxh128, xxh64, crc32)", optarg);
+                                       "(xxh3, xxh128, xxh64, xxh32, crc32, sha256, sha1)", optarg);
             break;
+        case OPT_FORMAT:
+            if (strcmp(optarg, "gguf-verify") == 0) opt.style = MANIFEST_OWN;
+            else if (strcmp(optarg, "gnu") == 0) opt.style = MANIFEST_GNU;
+            else if (strcmp(optarg, "bsd") == 0) opt.style = MANIFEST_BSD;
+            else return cli_usage_error("--format: unknown format '%s' (gguf-verify, gnu, bsd)", optarg);
+            break;
+        case OPT_TAG: opt.style = MANIFEST_BSD; break;
+        case OPT_FILES_ONLY: opt.files_only = 1; break;
         case OPT_ALLOW_TRAILING: opt.allow_trailing = 1; break;
         case OPT_STRICT: opt.strict = 1; break;
         case OPT_MODEL:
@@ -1311,6 +1345,11 @@ static int parse_options(int argc, char **argv)
     int n = argc - optind;
     if (opt.ignore_missing && opt.mode != MODE_CHECK)
         return cli_usage_error("--ignore-missing is for -c");
+    if ((opt.style != MANIFEST_OWN || opt.files_only) && opt.mode != MODE_WRITE)
+        return cli_usage_error("--format, --tag and --files-only are for -w");
+    if (!manifest_style_has(opt.style, opt.algo))
+        return cli_usage_error("--format %s has no form for %s checksums", opt.style == MANIFEST_GNU ? "gnu" : "bsd",
+                               gguf_hash_name(opt.algo));
     if (opt.mode == MODE_EMBED) {
         if (n != 2) return cli_usage_error(n < 2 ? "--embed needs IN and OUT"
                                                  : "--embed takes IN and OUT only");

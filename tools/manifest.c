@@ -61,30 +61,41 @@ static int hexdigit(int c)
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-int manifest_parse_line(const char *s, size_t n, manifest_entry *e)
+/* BSD-style tags and the algorithms they name. */
+static const struct { const char *tag; uint32_t algo; } bsd_tags[] = {
+    {"XXH3", GGUF_HASH_XXH3},     {"XXH128", GGUF_HASH_XXH128}, {"XXH64", GGUF_HASH_XXH64},
+    {"XXH32", GGUF_HASH_XXH32},   {"SHA256", GGUF_HASH_SHA256}, {"SHA1", GGUF_HASH_SHA1},
+};
+
+/* GNU style: the algorithm by the number of hex digits, as sha256sum,
+ * sha1sum and xxhsum tell it; -1 for other lengths. */
+static int gnu_algo(size_t digits)
 {
-    if (n > 0 && s[n - 1] == '\r') n--;
-    if (n == 0 || s[0] == '#') return 0;
-    int esc = s[0] == '\\';
-    size_t i = esc ? 1 : 0, a0 = i;
-    while (i < n && s[i] != ' ' && s[i] != '\t') i++;
-    char algo[MANIFEST_ALGO_MAX + 1];
-    if (i == a0 || i - a0 > MANIFEST_ALGO_MAX) return -1;
-    memcpy(algo, s + a0, i - a0);
-    algo[i - a0] = '\0';
-    if (gguf_hash_parse(algo, &e->algo) != GGUF_OK) return -1;
-    while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
-    size_t h0 = i;
-    while (i < n && hexdigit((unsigned char)s[i])) i++;
-    if (gguf_digest_parse(e->algo, s + h0, i - h0, &e->want) != GGUF_OK) return -1;
-    /* Then two characters as sha256sum has them: "  " or " *", and a
-     * name of at least one byte. */
-    if (i + 2 >= n || s[i] != ' ' || (s[i + 1] != ' ' && s[i + 1] != '*')) return -1;
-    i += 2;
-    size_t len = n - i;
+    switch (digits) {
+    case 8: return GGUF_HASH_XXH32;
+    case 16: return GGUF_HASH_XXH64;
+    case 32: return GGUF_HASH_XXH128;
+    case 40: return GGUF_HASH_SHA1;
+    case 64: return GGUF_HASH_SHA256;
+    default: return -1;
+    }
+}
+
+static size_t hex_run(const char *s, size_t i, size_t n)
+{
+    size_t j = i;
+    while (j < n && hexdigit((unsigned char)s[j])) j++;
+    return j - i;
+}
+
+/* Copies NAME (the len bytes at p) into e, unescaping when esc.  Returns
+ * 1, -1 (a bad escape or an empty name) or -2 (out of memory). */
+static int take_name(manifest_entry *e, const char *p, size_t len, int esc)
+{
+    if (len == 0) return -1;
     char *name = malloc(len + 1);
     if (!name) return -2;
-    memcpy(name, s + i, len);
+    memcpy(name, p, len);
     if (esc) {
         long k = unescape(name, len);
         if (k <= 0) {
@@ -97,6 +108,115 @@ int manifest_parse_line(const char *s, size_t n, manifest_entry *e)
     e->name = name;
     e->len = len;
     return 1;
+}
+
+/* TAG (NAME) = HEX, from i (after the escape marker).  Returns as
+ * manifest_parse_line(), or 0 when the line is not of this form. */
+static int parse_bsd(const char *s, size_t i, size_t n, int esc, manifest_entry *e)
+{
+    size_t t = i;
+    while (t < n && s[t] != ' ') t++;
+    if (t + 2 >= n || s[t + 1] != '(') return 0;
+    int algo = -1;
+    for (size_t k = 0; k < sizeof bsd_tags / sizeof bsd_tags[0]; k++)
+        if (strlen(bsd_tags[k].tag) == t - i && memcmp(s + i, bsd_tags[k].tag, t - i) == 0)
+            algo = (int)bsd_tags[k].algo;
+    if (algo < 0) return 0;
+    size_t digits = 2 * (size_t)gguf_hash_size((uint32_t)algo);
+    /* the name ends where ") = HEX" ends the line: NAME may hold ") = " */
+    if (n < t + 2 + 1 + 4 + digits) return -1;
+    size_t h0 = n - digits;
+    if (memcmp(s + h0 - 4, ") = ", 4) != 0 || hex_run(s, h0, n) != digits) return -1;
+    if (gguf_digest_parse((uint32_t)algo, s + h0, digits, &e->want) != GGUF_OK) return -1;
+    e->algo = (uint32_t)algo;
+    e->style = MANIFEST_BSD;
+    return take_name(e, s + t + 2, h0 - 4 - (t + 2), esc);
+}
+
+int manifest_parse_line(const char *s, size_t n, manifest_entry *e)
+{
+    if (n > 0 && s[n - 1] == '\r') n--;
+    if (n == 0 || s[0] == '#') return 0;
+    int esc = s[0] == '\\';
+    size_t i = esc ? 1 : 0, a0 = i;
+    int r = parse_bsd(s, i, n, esc, e);
+    if (r != 0) return r;
+    /* GNU style: HEX, then "  " or " *" */
+    size_t digits = hex_run(s, i, n);
+    int algo = digits ? gnu_algo(digits) : -1;
+    size_t skip = 0;
+    if (digits == 0 && n - i > 21 && memcmp(s + i, "XXH3_", 5) == 0 && hex_run(s, i + 5, n) == 16) {
+        algo = GGUF_HASH_XXH3;
+        skip = 5;
+        digits = 16;
+    }
+    size_t h = i + skip + digits;
+    if (algo >= 0 && h + 2 < n && s[h] == ' ' && (s[h + 1] == ' ' || s[h + 1] == '*')) {
+        if (gguf_digest_parse((uint32_t)algo, s + i + skip, digits, &e->want) != GGUF_OK) return -1;
+        e->algo = (uint32_t)algo;
+        e->style = MANIFEST_GNU;
+        return take_name(e, s + h + 2, n - h - 2, esc);
+    }
+    /* ALGO  HEX  NAME: gguf-verify's, or llama-gguf-hash's (ALGO padded) */
+    while (i < n && s[i] != ' ' && s[i] != '\t') i++;
+    char name[MANIFEST_ALGO_MAX + 1];
+    if (i == a0 || i - a0 > MANIFEST_ALGO_MAX) return -1;
+    memcpy(name, s + a0, i - a0);
+    name[i - a0] = '\0';
+    if (gguf_hash_parse(name, &e->algo) != GGUF_OK) return -1;
+    size_t b0 = i;
+    while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+    size_t blanks = i - b0, alen = b0 - a0;
+    e->style = alen < 8 && blanks == 8 - alen + 2 && blanks > 2 && !esc ? MANIFEST_LLAMA : MANIFEST_OWN;
+    size_t h0 = i;
+    while (i < n && hexdigit((unsigned char)s[i])) i++;
+    if (gguf_digest_parse(e->algo, s + h0, i - h0, &e->want) != GGUF_OK) return -1;
+    /* Then two characters as sha256sum has them: "  " or " *", and a
+     * name of at least one byte. */
+    if (i + 2 >= n || s[i] != ' ' || (s[i + 1] != ' ' && s[i + 1] != '*')) return -1;
+    i += 2;
+    return take_name(e, s + i, n - i, esc);
+}
+
+int manifest_style_has(int style, uint32_t algo)
+{
+    if (style == MANIFEST_OWN) return gguf_hash_name(algo) != NULL;
+    if (style == MANIFEST_BSD)
+        for (size_t k = 0; k < sizeof bsd_tags / sizeof bsd_tags[0]; k++)
+            if (bsd_tags[k].algo == algo) return 1;
+    if (style == MANIFEST_GNU) return algo == GGUF_HASH_XXH3 || (algo < GGUF_HASH_COUNT && algo != GGUF_HASH_CRC32);
+    return 0;
+}
+
+int manifest_put_line(cli_out *o, int style, const gguf_digest *d, const char *name, size_t n)
+{
+    if (!manifest_style_has(style, d->algo)) return -1;
+    char hex[GGUF_DIGEST_HEX_MAX];
+    gguf_digest_hex(d, hex);
+    int esc = manifest_needs_escape(name, n);
+    if (esc) cli_out_putc(o, '\\');
+    if (style == MANIFEST_BSD) {
+        for (size_t k = 0; k < sizeof bsd_tags / sizeof bsd_tags[0]; k++)
+            if (bsd_tags[k].algo == d->algo) cli_out_str(o, bsd_tags[k].tag);
+        cli_out_str(o, " (");
+    } else {
+        if (style == MANIFEST_OWN) {
+            cli_out_str(o, gguf_hash_name(d->algo));
+            cli_out_str(o, "  ");
+        } else if (d->algo == GGUF_HASH_XXH3) {
+            cli_out_str(o, "XXH3_");
+        }
+        cli_out_str(o, hex);
+        cli_out_str(o, "  ");
+    }
+    if (esc) manifest_put_escaped(o, name, n);
+    else cli_out_write(o, name, n);
+    if (style == MANIFEST_BSD) {
+        cli_out_str(o, ") = ");
+        cli_out_str(o, hex);
+    }
+    cli_out_putc(o, '\n');
+    return 0;
 }
 
 /* ------------------------------------------------------------------------ */

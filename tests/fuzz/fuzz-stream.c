@@ -164,12 +164,12 @@ static void check_hash(const uint8_t *p, size_t n, const struct verdict *m)
     if (!t) FUZZ_TROUBLE("out of memory");
     gguf_error err;
     memset(&err, 0, sizeof err);
-    int rc = gguf_hash_file(f, GGUF_HASH_XXH3, &whole, &meta, t, NULL, NULL, &err);
+    int rc = gguf_hash_file(f, GGUF_HASH_XXH3, &whole, &meta, NULL, t, NULL, NULL, &err);
     if (m->rc == GGUF_OK) {
         FUZZ_ASSERT(rc == GGUF_OK, "hash: refused what memory accepts: %s", err.message);
         gguf_digest mw, mm, *mt = calloc((size_t)(nt ? nt : 1), sizeof *mt);
         if (!mt) FUZZ_TROUBLE("out of memory");
-        FUZZ_ASSERT(gguf_hash_file(m->f, GGUF_HASH_XXH3, &mw, &mm, mt, NULL, NULL, &err) == GGUF_OK,
+        FUZZ_ASSERT(gguf_hash_file(m->f, GGUF_HASH_XXH3, &mw, &mm, NULL, mt, NULL, NULL, &err) == GGUF_OK,
                     "hash in memory: %s", err.message);
         FUZZ_ASSERT(gguf_digest_equal(&whole, &mw) && gguf_digest_equal(&meta, &mm),
                     "hash: whole-file or metadata digests differ");
