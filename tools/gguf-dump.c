@@ -17,6 +17,7 @@
 #include "gguf/gguf.h"
 #include "quant/quant.h"
 #include "tools/cli.h"
+#include "tools/dump-diff.h"
 #include "tools/guard.h"
 #include "tools/value.h"
 
@@ -37,6 +38,7 @@ struct options {
     size_t n_values;
     int stats;                  /* --stats */
     int shard;                  /* --shard: each file alone, not its split set */
+    int diff;                   /* --diff A B */
 };
 
 
@@ -69,13 +71,18 @@ static void usage(void)
         "      --stats           print min, max, mean and RMS of each tensor (matching\n"
         "                        --tensors), over all its elements, dequantized;\n"
         "                        NaN and infinities are counted, not included\n"
+        "      --diff            with two FILEs A and B: the differences between them\n"
+        "                        (metadata, tensor types and shapes, tensor data by\n"
+        "                        XXH3), as diff shows them; exit status 0 when they\n"
+        "                        are the same, 1 when they differ\n"
         "      --shard           show each FILE alone, also when it is a shard of a\n"
         "                        split set (by default a shard's whole set is shown\n"
         "                        as one model)\n"
         "  -h, --help            show this help and exit\n"
         "  -V, --version         show the version and exit\n"
         "\n"
-        "Exit status: 0 success, 1 a key given with -k is absent, 2 trouble\n"
+        "Exit status: 0 success, 1 a key given with -k is absent (or, with --diff,\n"
+        "the files differ), 2 trouble\n"
         "(an invalid or unreadable file, a file that shrinks while it is read, a\n"
         "usage error, a write error, a tensor of --values that is absent, or data\n"
         "that cannot be dequantized).\n",
@@ -1479,7 +1486,7 @@ static int dump_stats(gguf_file *f, const struct options *o)
 /* ------------------------------------------------------------------------ */
 
 enum { OPT_KEYS = 256, OPT_TENSORS, OPT_NO_KV, OPT_NO_TENSORS, OPT_NO_SUMMARY, OPT_VALUES,
-       OPT_STATS, OPT_SHARD };
+       OPT_STATS, OPT_SHARD, OPT_DIFF };
 
 static const struct option long_options[] = {
     { "json", no_argument, NULL, 'j' },
@@ -1492,6 +1499,7 @@ static const struct option long_options[] = {
     { "values", required_argument, NULL, OPT_VALUES },
     { "stats", no_argument, NULL, OPT_STATS },
     { "shard", no_argument, NULL, OPT_SHARD },
+    { "diff", no_argument, NULL, OPT_DIFF },
     { "full", no_argument, NULL, 'f' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
@@ -1522,9 +1530,17 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         case OPT_STATS: o->stats = 1; break;
         case OPT_SHARD: o->shard = 1; break;
+        case OPT_DIFF: o->diff = 1; break;
         default:        /* -h, -V, usage errors */
             return cli_getopt_default(c, argv, usage);
         }
+    }
+    if (o->diff) {
+        if (o->n_keys || o->n_values || o->stats || o->keys_glob || o->tensors_glob || o->no_kv ||
+            o->no_tensors || o->no_summary || o->full)
+            return cli_usage_error("--diff takes --json and --shard only");
+        if (argc - optind != 2) return cli_usage_error("--diff needs two files, A and B");
+        return -1;
     }
     if (o->n_keys && (o->n_values || o->stats))
         return cli_usage_error("-k cannot be combined with --values or --stats");
@@ -1680,7 +1696,7 @@ int main(int argc, char **argv)
             n_files = 1;
         }
         raw_to_tty = o.n_keys && !o.json && cli_isatty(1);
-        status = dump_files(files, n_files, &o);
+        status = o.diff ? dump_diff(out, files[0], files[1], o.json, o.shard) : dump_files(files, n_files, &o);
         if (cli_out_close(out) != CLI_EXIT_OK) status = CLI_EXIT_TROUBLE;
     }
     for (size_t i = 0; i < o.n_values; i++) free(o.values[i].name);

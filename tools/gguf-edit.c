@@ -19,6 +19,7 @@
 #include "gguf/gguf.h"
 #include "tools/cli.h"
 #include "tools/guard.h"
+#include "tools/mdiff.h"
 #include "tools/outset.h"
 #include "tools/value.h"
 
@@ -839,92 +840,6 @@ static int add_pairs(gguf_writer *w, const gguf_file *f, const struct plan *p, g
 }
 
 /* ------------------------------------------------------------------------ */
-/* The diff                                                                  */
-
-static void put_pair(char sign, const gguf_kv *kv)
-{
-    long budget = VALUE_PREVIEW_ELEMENTS;
-    cli_out_putc(out, sign);
-    cli_out_text_str(out, kv->key.ptr, kv->key.len, 0);
-    cli_out_str(out, ": ");
-    value_put_vtype(out, &kv->value, 1);
-    cli_out_str(out, " = ");
-    value_put_text(out, &kv->value, &budget);
-    cli_out_putc(out, '\n');
-}
-
-/* 1 when the two values are the same, type and bytes. */
-static int same_value(const gguf_value *a, const gguf_value *b)
-{
-    if (a->type != b->type) return 0;
-    if (a->type == GGUF_VT_STRING)
-        return a->v.str.len == b->v.str.len && memcmp(a->v.str.ptr, b->v.str.ptr, a->v.str.len) == 0;
-    if (a->type != GGUF_VT_ARRAY) {
-        size_t n = gguf_vtype_size(a->type);
-        return a->type == GGUF_VT_BOOL ? a->v.b == b->v.b : memcmp(&a->v, &b->v, n) == 0;
-    }
-    if (a->elem_type != b->elem_type || a->count != b->count) return 0;
-    struct value_arr ra, rb;
-    value_arr_open(&ra, a);
-    value_arr_open(&rb, b);
-    for (uint64_t i = 0; i < a->count; i++) {
-        gguf_value x, y;
-        if (value_arr_get(&ra, i, &x) || value_arr_get(&rb, i, &y) || !same_value(&x, &y)) return 0;
-    }
-    return 1;
-}
-
-static const gguf_kv *find_kv(const gguf_file *f, const gguf_str *key)
-{
-    char *k = strndup(key->ptr, key->len);
-    const gguf_kv *kv = k ? gguf_kv_find(f, k) : NULL;
-    free(k);
-    return kv;
-}
-
-/* The changes from `a` to `b` (the new metadata, read back): removed and
- * changed pairs in a's order, then the added ones in b's.  Returns the
- * number of changes. */
-static uint64_t diff(const gguf_file *a, const gguf_file *b, const char *a_name, const char *b_name,
-                     int print)
-{
-    uint64_t changes = 0;
-    if (print) {
-        cli_out_str(out, "--- ");
-        cli_out_text_str(out, a_name, strlen(a_name), 0);
-        cli_out_str(out, "\n+++ ");
-        cli_out_text_str(out, b_name, strlen(b_name), 0);
-        cli_out_putc(out, '\n');
-    }
-    for (uint64_t i = 0; i < gguf_kv_count(a); i++) {
-        const gguf_kv *x = gguf_kv_at(a, i), *y = find_kv(b, &x->key);
-        if (y && same_value(&x->value, &y->value)) continue;
-        changes++;
-        if (!print) continue;
-        put_pair('-', x);
-        if (y) put_pair('+', y);
-    }
-    for (uint64_t i = 0; i < gguf_kv_count(b); i++) {
-        const gguf_kv *y = gguf_kv_at(b, i);
-        if (find_kv(a, &y->key)) continue;
-        changes++;
-        if (print) put_pair('+', y);
-    }
-    /* the same pairs in another order */
-    if (!changes && gguf_kv_count(a) == gguf_kv_count(b)) {
-        for (uint64_t i = 0; i < gguf_kv_count(a); i++) {
-            const gguf_kv *x = gguf_kv_at(a, i), *y = gguf_kv_at(b, i);
-            if (x->key.len != y->key.len || memcmp(x->key.ptr, y->key.ptr, x->key.len) != 0) {
-                changes++;
-                if (print) cli_out_str(out, "(the keys in another order)\n");
-                break;
-            }
-        }
-    }
-    return changes;
-}
-
-/* ------------------------------------------------------------------------ */
 /* The run                                                                   */
 
 struct options {
@@ -1466,8 +1381,8 @@ static int edit(const struct options *o)
     if (o->in_place) {
         for (uint32_t i = 0; i < n_in; i++)
             if (in[i].g)
-                changes += diff(in[i].f, in[i].g, gguf_name(in[i].f), gguf_name(in[i].f),
-                                o->dry_run && !o->quiet);
+                changes += mdiff_kv(out, in[i].f, in[i].g, gguf_name(in[i].f), gguf_name(in[i].f),
+                                    o->dry_run && !o->quiet, 0);
         if (o->dry_run) {
             status = changes ? CLI_EXIT_OK : CLI_EXIT_NEGATIVE;
             goto done;
@@ -1482,7 +1397,7 @@ static int edit(const struct options *o)
     for (uint32_t i = 0; i < n_in; i++) {
         if (!in[i].g) continue;
         const char *shown_out = o->dry_run ? (o->out ? o->out : gguf_name(in[i].f)) : os.path[i];
-        changes += diff(in[i].f, in[i].g, gguf_name(in[i].f), shown_out, o->dry_run && !o->quiet);
+        changes += mdiff_kv(out, in[i].f, in[i].g, gguf_name(in[i].f), shown_out, o->dry_run && !o->quiet, 0);
     }
     if (o->dry_run) {
         status = changes ? CLI_EXIT_OK : CLI_EXIT_NEGATIVE;

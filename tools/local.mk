@@ -2,12 +2,12 @@
 noinst_LTLIBRARIES += tools/libcli.la
 tools_libcli_la_SOURCES = tools/cli.c tools/cli.h tools/guard.c tools/guard.h tools/value.c \
 	tools/preset.c tools/preset.h \
-	tools/outset.c tools/outset.h \
+	tools/outset.c tools/outset.h tools/mdiff.c tools/mdiff.h \
 	tools/value.h
 tools_libcli_la_LIBADD = -lm
 
 bin_PROGRAMS += gguf-dump
-gguf_dump_SOURCES = tools/gguf-dump.c
+gguf_dump_SOURCES = tools/gguf-dump.c tools/dump-diff.c tools/dump-diff.h
 gguf_dump_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 gguf_dump_LDFLAGS = $(OPENMP_CFLAGS)
 gguf_dump_LDADD = tools/libcli.la gguf/libgguf.la -lm
