@@ -49,10 +49,17 @@ static inline int gq_clamp_int(int v, int lo, int hi)
 typedef void (*gq_dequant_fn)(const void *src, float *dst, int64_t n);
 /* n floats at src to blocks at dst. */
 typedef void (*gq_quant_fn)(const float *src, void *dst, int64_t n);
+/* ONE row of n floats at src to blocks at dst, guided by the n importance
+ * weights w of its columns (contract below, at the scalar kernels of
+ * weighted.c). */
+typedef void (*gq_quant_weighted_fn)(const float *src, void *dst, int64_t n, const float *w);
 
 struct gq_kernels {
     gq_dequant_fn dequant[GGUF_T_COUNT];
     gq_quant_fn quant[GGUF_T_COUNT];
+    /* The importance-weighted quantizers; in the scalar table, NULL for a
+     * type whose quantizer takes no weights. */
+    gq_quant_weighted_fn quant_weighted[GGUF_T_COUNT];
 };
 
 /* The scalar reference kernels (dequant.c, quantize.c, table in simd.c). */
@@ -114,6 +121,9 @@ GQ_HIDDEN float gq_fit_scale_symmetric(int n, int nmax, const float *x, const fl
  *                   below GQ_GROUP_EPS.
  * L is overwritten. */
 GQ_HIDDEN void gq_finish_q2_k(const float *x, uint8_t L[256], struct gq_block_q2_k *b);
+/* The first step of gq_finish_q3_k(): packs the 16 scale levels ls into
+ * b->scales and stores d as a half. */
+GQ_HIDDEN void gq_set_q3_k_scales(const uint8_t ls[16], float d, struct gq_block_q3_k *b);
 GQ_HIDDEN void gq_finish_q3_k(const float *x, const uint8_t ls[16], float d, int8_t L[256],
                               struct gq_block_q3_k *b);
 GQ_HIDDEN void gq_finish_q4_k(const float *x, uint8_t L[256], struct gq_block_q4_k *b);
@@ -159,8 +169,8 @@ GQ_HIDDEN void gq_quant_q8_k(const float *src, void *dst, int64_t n);
  * quantize_T with quant_weights (ggml_quantize_chunk with an imatrix) does
  * for one row.  The legacy types weigh every block by the row's mean
  * square, so a row may not be split; the K-quants' blocks are independent.
- * w must not be NULL (the reference quantizers are the NULL case). */
-typedef void (*gq_quant_weighted_fn)(const float *src, void *dst, int64_t n, const float *w);
+ * w must not be NULL (the reference quantizers are the NULL case).  The
+ * SIMD tables' quant_weighted entries (vkernels.h) write the same bytes. */
 GQ_HIDDEN void gq_quant_weighted_q4_0(const float *src, void *dst, int64_t n, const float *w);
 GQ_HIDDEN void gq_quant_weighted_q4_1(const float *src, void *dst, int64_t n, const float *w);
 GQ_HIDDEN void gq_quant_weighted_q5_0(const float *src, void *dst, int64_t n, const float *w);
@@ -170,8 +180,15 @@ GQ_HIDDEN void gq_quant_weighted_q3_k(const float *src, void *dst, int64_t n, co
 GQ_HIDDEN void gq_quant_weighted_q4_k(const float *src, void *dst, int64_t n, const float *w);
 GQ_HIDDEN void gq_quant_weighted_q5_k(const float *src, void *dst, int64_t n, const float *w);
 GQ_HIDDEN void gq_quant_weighted_q6_k(const float *src, void *dst, int64_t n, const float *w);
-/* The weighted kernel of `type`, or NULL when the type has none (its
- * quantizer ignores weights). */
+/* The weighted kernel of `type` at the SIMD level in use (simd.c), or NULL
+ * when the type has none (its quantizer ignores weights); _at: at a given
+ * level, as gq_quant_kernel_at(). */
 GQ_HIDDEN gq_quant_weighted_fn gq_quant_weighted_kernel(uint32_t type);
+GQ_HIDDEN gq_quant_weighted_fn gq_quant_weighted_kernel_at(int level, uint32_t type);
+
+/* Packs the 6-bit scale and min levels of a weighted Q4_K (nmax 15) or
+ * Q5_K (nmax 31) block, as weighted.c does (contract there); shared with
+ * the SIMD kernels. */
+GQ_HIDDEN void gq_weighted_k4_pack(uint8_t ls[8], uint8_t lm[8], int nmax, uint8_t out[12]);
 
 #endif /* GGUF_QUANT_KERNELS_H */

@@ -444,8 +444,7 @@ void gq_quant_q2_k(const float *src, void *dst, int64_t n)
     }
 }
 
-void gq_finish_q3_k(const float *x, const uint8_t ls[16], float d, int8_t L[GQ_QK_K],
-                    struct gq_block_q3_k *b)
+void gq_set_q3_k_scales(const uint8_t ls[16], float d, struct gq_block_q3_k *b)
 {
     memset(b->scales, 0, sizeof b->scales);
     for (int g = 0; g < 16; g++) {
@@ -457,6 +456,12 @@ void gq_finish_q3_k(const float *x, const uint8_t ls[16], float d, int8_t L[GQ_Q
         b->scales[8 + g % 4] |= (uint8_t)((l >> 4) << (2 * (g / 4)));
     }
     b->d = gq_f2h(d);
+}
+
+void gq_finish_q3_k(const float *x, const uint8_t ls[16], float d, int8_t L[GQ_QK_K],
+                    struct gq_block_q3_k *b)
+{
+    gq_set_q3_k_scales(ls, d, b);
 
     const float d_all = gq_h2f(b->d);
     for (int g = 0; g < 16; g++) {

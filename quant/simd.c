@@ -54,6 +54,17 @@ const struct gq_kernels gq_kernels_scalar = {
         [GGUF_T_Q6_K] = gq_quant_q6_k,
         [GGUF_T_Q8_K] = gq_quant_q8_k,
     },
+    .quant_weighted = {
+        [GGUF_T_Q4_0] = gq_quant_weighted_q4_0,
+        [GGUF_T_Q4_1] = gq_quant_weighted_q4_1,
+        [GGUF_T_Q5_0] = gq_quant_weighted_q5_0,
+        [GGUF_T_Q5_1] = gq_quant_weighted_q5_1,
+        [GGUF_T_Q2_K] = gq_quant_weighted_q2_k,
+        [GGUF_T_Q3_K] = gq_quant_weighted_q3_k,
+        [GGUF_T_Q4_K] = gq_quant_weighted_q4_k,
+        [GGUF_T_Q5_K] = gq_quant_weighted_q5_k,
+        [GGUF_T_Q6_K] = gq_quant_weighted_q6_k,
+    },
 };
 
 #define N_LEVELS 4
@@ -203,6 +214,15 @@ gq_quant_fn gq_quant_kernel_at(int level, uint32_t type)
     return NULL;
 }
 
+gq_quant_weighted_fn gq_quant_weighted_kernel_at(int level, uint32_t type)
+{
+    if (type >= GGUF_T_COUNT || !gq_kernels_scalar.quant_weighted[type]) return NULL;
+    for (int l = level < N_LEVELS ? level : N_LEVELS - 1; l >= 0; l--)
+        if (level_tables[l] && level_tables[l]->quant_weighted[type])
+            return level_tables[l]->quant_weighted[type];
+    return NULL;
+}
+
 gq_dequant_fn gq_dequant_kernel(uint32_t type)
 {
     return gq_dequant_kernel_at(gguf_simd_get(), type);
@@ -211,4 +231,9 @@ gq_dequant_fn gq_dequant_kernel(uint32_t type)
 gq_quant_fn gq_quant_kernel(uint32_t type)
 {
     return gq_quant_kernel_at(gguf_simd_get(), type);
+}
+
+gq_quant_weighted_fn gq_quant_weighted_kernel(uint32_t type)
+{
+    return gq_quant_weighted_kernel_at(gguf_simd_get(), type);
 }

@@ -29,7 +29,12 @@
  *
  * Each kernel quantizes one row of n elements (a positive multiple of the
  * block size) with its n weights; rows.c checks the arguments and splits
- * work by whole rows, since the legacy types' sigma2 spans the row. */
+ * work by whole rows, since the legacy types' sigma2 spans the row.
+ *
+ * These are the reference of the vector kernels of quant/vkernels.h
+ * (vk_quant_weighted_T, chosen by the SIMD level in simd.c), which write
+ * the same bytes: a change of an operation or of its order here must be
+ * made there too (tests/test-quant-simd compares every level). */
 #include <config.h>
 
 #include <math.h>
@@ -79,6 +84,7 @@ static float element_weights(int n, const float *x, const float *qw, float sigma
  * a fit may give) wraps, and the passes compute with the wrapped byte,
  * exactly as the reference does.  Levels are clamped at nmax only from the
  * grid search on (the first rounding is not, but is then replaced).
+ * vkernels.h's vk_fit_positive() runs it one block per lane.
  */
 static float fit_scale_positive(int n, int nmax, const float *x, uint8_t *L, const float *w)
 {
@@ -316,15 +322,23 @@ static void weighted_k4(const float *src, const float *w, int nmax, uint8_t L[GQ
     }
     const float d_block = fit_scale_positive(8, 63, scales, ls, sw);
     const float m_block = fit_scale_positive(8, 63, mins, lm, sw);
+    gq_weighted_k4_pack(ls, lm, nmax, scales_out);
+    *d = gq_f2h(d_block);
+    *dmin = gq_f2h(m_block);
+}
+
+/* Packs the 6-bit scale levels ls and min levels lm of a weighted Q4_K
+ * (nmax 15) or Q5_K (nmax 31) block into out, clamping them at 63 first
+ * for Q5_K only (see above). */
+void gq_weighted_k4_pack(uint8_t ls[8], uint8_t lm[8], int nmax, uint8_t out[12])
+{
     if (nmax == 31) {
         for (int g = 0; g < 8; g++) {
             if (ls[g] > 63) ls[g] = 63;
             if (lm[g] > 63) lm[g] = 63;
         }
     }
-    gq_pack_k4_levels(ls, lm, scales_out);
-    *d = gq_f2h(d_block);
-    *dmin = gq_f2h(m_block);
+    gq_pack_k4_levels(ls, lm, out);
 }
 
 void gq_quant_weighted_q4_k(const float *src, void *dst, int64_t n, const float *w)
@@ -364,21 +378,5 @@ void gq_quant_weighted_q6_k(const float *src, void *dst, int64_t n, const float 
         for (int g = 0; g < 16; g++)
             scales[g] = gq_fit_scale_symmetric(16, 32, src + 16 * g, w + 16 * g, L + 16 * g);
         gq_finish_q6_k(src, scales, L, b);
-    }
-}
-
-gq_quant_weighted_fn gq_quant_weighted_kernel(uint32_t type)
-{
-    switch (type) {
-    case GGUF_T_Q4_0: return gq_quant_weighted_q4_0;
-    case GGUF_T_Q4_1: return gq_quant_weighted_q4_1;
-    case GGUF_T_Q5_0: return gq_quant_weighted_q5_0;
-    case GGUF_T_Q5_1: return gq_quant_weighted_q5_1;
-    case GGUF_T_Q2_K: return gq_quant_weighted_q2_k;
-    case GGUF_T_Q3_K: return gq_quant_weighted_q3_k;
-    case GGUF_T_Q4_K: return gq_quant_weighted_q4_k;
-    case GGUF_T_Q5_K: return gq_quant_weighted_q5_k;
-    case GGUF_T_Q6_K: return gq_quant_weighted_q6_k;
-    default: return NULL;
     }
 }

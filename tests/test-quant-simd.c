@@ -11,8 +11,8 @@
  *    magnitudes up to FLT_MAX, sparse rows, runs of equal values, rows
  *    already on another format's grid (dequantized Q6_K, Q4_K, Q5_K,
  *    Q8_0: what gguf-requant converts), rows whose elements have random
- *    exponents over the whole float range, and rows with NaN and
- *    infinity;
+ *    exponents over the whole float range, rows of one sign (all
+ *    negative, all positive), and rows with NaN and infinity;
  *  - F16 and BF16 conversions on every half value and on random float bit
  *    patterns (NaN payloads included);
  *  - dequantization of the quantizers' outputs and of random blocks: the
@@ -20,7 +20,14 @@
  *    scale fields are random NaNs, any NaN matches any NaN (the payload of
  *    a sum of two NaNs depends on the order the compiler put them in);
  *  - the threaded functions, gguf_quantize_rows() and the Q6_K -> Q4_K
- *    gguf_convert_rows() of gguf-requant, with 1 and 2 threads.
+ *    gguf_convert_rows() of gguf-requant, with 1 and 2 threads;
+ *  - the importance-weighted quantizers (gguf_quantize_rows_weighted(),
+ *    every type that has one): each row kind above under ordinary, unit,
+ *    zero, sparse, group-wise zero, tiny, subnormal, huge, partly
+ *    negative, random-exponent and non-finite weights, in rows reaching
+ *    every tail of the kernels, and rows of 1536 through the threaded
+ *    function with 1 and 2 threads.  (test-quant-weighted holds every
+ *    path to llama.cpp's known answers as well.)
  * The vector kernels of the forward pass (gguf_vec_*) sum in another order
  * on each path, so they are held to the bounds quant.h states instead of
  * bits: the dot products and the multiply-add against the scalar path at
@@ -194,13 +201,13 @@ static const int block_counts[] = {1, 2, 3, 5, 6, 17};
 
 enum kind {
     K_GAUSS, K_GRID, K_ZEROS, K_CONST, K_TINY, K_SUBNORMAL, K_HUGE, K_MAXMAG, K_SPARSE,
-    K_WILD, K_GROUP_CONST, K_DEQUANTIZED, K_NONFINITE, K_COUNT
+    K_WILD, K_GROUP_CONST, K_DEQUANTIZED, K_NEGATIVE, K_NONFINITE, K_COUNT
 };
 
 static const char *const kind_names[K_COUNT] = {
     "gaussian", "half-step grid", "zeros", "constant", "tiny", "subnormal", "huge",
     "near FLT_MAX", "sparse", "random exponents", "constant groups", "dequantized",
-    "NaN and infinity",
+    "all negative", "NaN and infinity",
 };
 
 /* A float with random sign, exponent (any finite one) and mantissa. */
@@ -281,6 +288,14 @@ static void make_row(enum kind k, int v, float *x, int64_t n)
         free(q);
         break;
     }
+    case K_NEGATIVE:
+        /* Groups with no positive element (min < 0 < max never holds);
+         * variant 1 makes them all positive instead. */
+        for (int64_t i = 0; i < n; i++) {
+            const float a = (float)(scale * fabs(rng_gauss())) + (float)scale * 1e-3f;
+            x[i] = v & 1 ? a : -a;
+        }
+        break;
     case K_NONFINITE:
         for (int64_t i = 0; i < n; i++) x[i] = (float)(scale * rng_gauss());
         for (int64_t i = 0; i < n; i += 256) {
@@ -537,6 +552,229 @@ static void test_threaded(void)
     free(q6);
     free(ref);
     free(out);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Importance-weighted quantizers                                            */
+
+static const uint32_t weighted_types[] = {GGUF_T_Q4_0, GGUF_T_Q4_1, GGUF_T_Q5_0,
+                                          GGUF_T_Q5_1, GGUF_T_Q2_K, GGUF_T_Q3_K,
+                                          GGUF_T_Q4_K, GGUF_T_Q5_K, GGUF_T_Q6_K};
+#define N_WEIGHTED (sizeof weighted_types / sizeof weighted_types[0])
+
+static int nweighted[GGUF_T_COUNT]; /* rows compared per type */
+
+/* Quantizes x (n floats, one row) with the importance weights w through
+ * gguf_quantize_rows_weighted() on the scalar path and on every SIMD
+ * level; the bytes must agree. */
+static void compare_weighted(uint32_t type, const float *x, const float *w, int64_t n,
+                             const char *what)
+{
+    const uint64_t bytes = gguf_row_bytes(type, (uint64_t)n);
+    uint8_t *ref = xmalloc(bytes), *out = xmalloc(bytes);
+    set_level(GGUF_SIMD_SCALAR);
+    memset(ref, 0x5a, bytes);
+    int rc = gguf_quantize_rows_weighted(type, x, ref, 1, n, w, 1);
+    REQUIRE(rc == GGUF_OK, "%s %s: scalar weighted quantize returned %d", gguf_type_str(type),
+            what, rc);
+    const uint64_t tsize = gguf_type_get(type)->type_size;
+    for (int k = 0; k < nlevels; k++) {
+        set_level(levels[k]);
+        memset(out, 0xa5, bytes);
+        rc = gguf_quantize_rows_weighted(type, x, out, 1, n, w, 1);
+        uint64_t i = 0;
+        while (i < bytes && out[i] == ref[i]) i++;
+        CHECK(rc == GGUF_OK && i == bytes,
+              "%s weighted quantize, %s path, %s (%lld elements): rc %d, first difference at "
+              "byte %llu (block %llu, offset %llu): 0x%02x, scalar 0x%02x",
+              gguf_type_str(type), gguf_simd_name(levels[k]), what, (long long)n, rc,
+              (unsigned long long)i, (unsigned long long)(i / tsize),
+              (unsigned long long)(i % tsize), i < bytes ? out[i] : 0, i < bytes ? ref[i] : 0);
+    }
+    nweighted[type]++;
+    free(ref);
+    free(out);
+}
+
+enum wkind {
+    W_ORDINARY, W_ONES, W_ZEROS, W_SPARSE, W_GROUP_ZERO, W_TINY, W_SUBNORMAL, W_HUGE,
+    W_NEGATIVE, W_WILD, W_NONFINITE, W_COUNT
+};
+
+static const char *const wkind_names[W_COUNT] = {
+    "ordinary", "ones", "zero", "sparse", "zero groups", "tiny", "subnormal", "huge",
+    "negative", "random exponents", "NaN and infinity",
+};
+
+/* Fills w[0..n) with importance weights of kind k. */
+static void make_weights(enum wkind k, float *w, int64_t n)
+{
+    /* An imatrix entry: a mean of squared activations, spread over
+     * several orders of magnitude around a per-row scale. */
+    const double scale = pow(10.0, rng_int(-6, 6) / 2.0);
+    switch (k) {
+    case W_ORDINARY:
+        for (int64_t i = 0; i < n; i++) w[i] = (float)(scale * exp(2.0 * rng_gauss()));
+        break;
+    case W_ONES:
+        for (int64_t i = 0; i < n; i++) w[i] = 1.0f;
+        break;
+    case W_ZEROS:
+        for (int64_t i = 0; i < n; i++) w[i] = 0.0f;
+        break;
+    case W_SPARSE:
+        for (int64_t i = 0; i < n; i++)
+            w[i] = rng_int(0, 3) ? 0.0f : (float)(scale * exp(2.0 * rng_gauss()));
+        break;
+    case W_GROUP_ZERO:
+        /* Runs of 16 weights all zero among ordinary runs: whole groups
+         * (K-quants) and half blocks (legacy) without weight. */
+        for (int64_t i = 0; i < n; i += 16) {
+            const int zero = rng_int(0, 1);
+            for (int j = 0; j < 16; j++)
+                w[i + j] = zero ? 0.0f : (float)(scale * exp(2.0 * rng_gauss()));
+        }
+        break;
+    case W_TINY:
+        for (int64_t i = 0; i < n; i++) w[i] = (float)(1e-30 * exp(rng_gauss()));
+        break;
+    case W_SUBNORMAL:
+        for (int64_t i = 0; i < n; i++) w[i] = (float)(1e-41 * exp(rng_gauss()));
+        break;
+    case W_HUGE:
+        for (int64_t i = 0; i < n; i++) w[i] = (float)(1e30 * exp(rng_gauss()));
+        break;
+    case W_NEGATIVE:
+        /* Not what an imatrix holds, but nothing stops a caller: a quarter
+         * of them negative, which makes negative group scales (levels
+         * that wrap in their byte in the block scale fits) and many moves
+         * in those fits' passes. */
+        for (int64_t i = 0; i < n; i++)
+            w[i] = (float)(scale * exp(2.0 * rng_gauss())) * (rng_int(0, 3) ? 1.0f : -1.0f);
+        break;
+    case W_WILD:
+        for (int64_t i = 0; i < n; i++) w[i] = wild_float();
+        break;
+    case W_NONFINITE:
+        for (int64_t i = 0; i < n; i++) w[i] = (float)(scale * exp(2.0 * rng_gauss()));
+        for (int64_t i = 0; i < n; i += 256) {
+            const float bad[] = {NAN, INFINITY, -INFINITY};
+            w[i + rng_int(0, 255 < n - i - 1 ? 255 : (int)(n - i - 1))] = bad[rng_int(0, 2)];
+        }
+        break;
+    case W_COUNT:
+        break;
+    }
+}
+
+/*
+ * Every weighted type on every SIMD level against the scalar path: each
+ * row kind with each weight kind, in rows of block counts that reach
+ * every tail of the vector kernels (group fits of 1, 2 or 4 K-quant
+ * blocks, block scale fits of 8 or 16, sums of squares 8 blocks at a time
+ * and the rest; fits of 16 or 32 legacy blocks), many rows under every
+ * finite kind of weights, many Gaussian and dequantized rows under
+ * ordinary and sparse weights, and the known-answer inputs of
+ * tests/data/quant-kat.
+ */
+static void test_weighted_rows(void)
+{
+    static const int k_counts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 17};
+    static const int legacy_counts[] = {1, 5, 8, 9, 15, 16, 17, 31, 32, 33, 47};
+    float *x = xmalloc(sizeof *x * 17 * 256), *w = xmalloc(sizeof *w * 17 * 256);
+    char what[160];
+
+    for (size_t t = 0; t < N_WEIGHTED; t++) {
+        const uint32_t type = weighted_types[t];
+        const int64_t bs = gguf_type_get(type)->block_size;
+        const int *counts = bs == 256 ? k_counts : legacy_counts;
+        const int ncounts = bs == 256 ? (int)(sizeof k_counts / sizeof k_counts[0])
+                                      : (int)(sizeof legacy_counts / sizeof legacy_counts[0]);
+
+        /* Each pair of kinds at two block counts, the counts rotating. */
+        for (int k = 0; k < K_COUNT; k++) {
+            for (int wk = 0; wk < W_COUNT; wk++) {
+                for (int rep = 0; rep < 2; rep++) {
+                    const int nb = counts[(k * W_COUNT + wk + 5 * rep) % ncounts];
+                    const int64_t n = bs * nb;
+                    make_row((enum kind)k, rep, x, n);
+                    make_weights((enum wkind)wk, w, n);
+                    snprintf(what, sizeof what, "%s row, %s weights", kind_names[k],
+                             wkind_names[wk]);
+                    compare_weighted(type, x, w, n, what);
+                }
+            }
+        }
+        /* Many rows of 17 K-quant blocks (47 legacy ones) under every
+         * finite kind of weights: the rare paths of the block scale fits
+         * (negative group scales, levels that wrap in their byte, the
+         * passes that move levels) want many tries. */
+        static const enum kind many[] = {K_GAUSS, K_DEQUANTIZED, K_SPARSE, K_GROUP_CONST,
+                                         K_NEGATIVE, K_GRID, K_WILD};
+        for (int r = 0; r < 120; r++) {
+            const enum kind k = many[r % (sizeof many / sizeof many[0])];
+            const enum wkind wk = r % 2 ? W_NEGATIVE : (enum wkind)(r / 2 % W_NONFINITE);
+            const int64_t n = bs * counts[ncounts - 1 - r % 2];
+            make_row(k, r, x, n);
+            make_weights(wk, w, n);
+            snprintf(what, sizeof what, "%s row %d, %s weights", kind_names[k], r,
+                     wkind_names[wk]);
+            compare_weighted(type, x, w, n, what);
+        }
+        /* Every block count, Gaussian and dequantized rows. */
+        for (int c = 0; c < ncounts; c++) {
+            const int64_t n = bs * counts[c];
+            for (int r = 0; r < 8; r++) {
+                const enum kind k = r % 2 ? K_DEQUANTIZED : K_GAUSS;
+                make_row(k, r / 2, x, n);
+                make_weights(r % 4 < 2 ? W_ORDINARY : W_SPARSE, w, n);
+                snprintf(what, sizeof what, "%s row %d of %d blocks", kind_names[k], r,
+                         counts[c]);
+                compare_weighted(type, x, w, n, what);
+            }
+        }
+        /* The known-answer inputs, 512 floats each. */
+        for (int r = 0; r < kat_nrows; r++) {
+            make_weights(r % 2 ? W_ORDINARY : W_GROUP_ZERO, w, KAT_FLOATS);
+            snprintf(what, sizeof what, "known-answer input %d", r);
+            compare_weighted(type, kat_rows + (size_t)r * KAT_FLOATS, w, KAT_FLOATS, what);
+        }
+    }
+    free(x);
+    free(w);
+}
+
+/* gguf_quantize_rows_weighted() over many rows with 1 and 2 threads on
+ * every level: the scalar path's bytes, for every weighted type. */
+static void test_weighted_threaded(void)
+{
+    const int64_t ne0 = 1536, nrows = 24, n = ne0 * nrows;
+    float *x = xmalloc((size_t)n * sizeof *x), *w = xmalloc((size_t)ne0 * sizeof *w);
+    for (int64_t i = 0; i < n; i++) x[i] = 0.02f * rng_gauss();
+    make_weights(W_ORDINARY, w, ne0);
+    for (size_t t = 0; t < N_WEIGHTED; t++) {
+        const uint32_t type = weighted_types[t];
+        const size_t bytes = (size_t)gguf_row_bytes(type, (uint64_t)n);
+        uint8_t *ref = xmalloc(bytes), *out = xmalloc(bytes);
+        set_level(GGUF_SIMD_SCALAR);
+        REQUIRE(gguf_quantize_rows_weighted(type, x, ref, nrows, ne0, w, 1) == GGUF_OK,
+                "%s: scalar quantize_rows_weighted failed", gguf_type_str(type));
+        for (int k = 0; k < nlevels; k++) {
+            set_level(levels[k]);
+            for (int th = 1; th <= 2; th++) {
+                memset(out, 0xa5, bytes);
+                const int rc = gguf_quantize_rows_weighted(type, x, out, nrows, ne0, w, th);
+                CHECK(rc == GGUF_OK && memcmp(out, ref, bytes) == 0,
+                      "%s quantize_rows_weighted, %s path, %d threads: differs from scalar "
+                      "(rc %d)",
+                      gguf_type_str(type), gguf_simd_name(levels[k]), th, rc);
+            }
+        }
+        free(ref);
+        free(out);
+    }
+    free(x);
+    free(w);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -800,6 +1038,8 @@ int main(int argc, char **argv)
     test_half_conversions();
     test_dequant_random();
     test_threaded();
+    test_weighted_rows();
+    test_weighted_threaded();
     test_vec_dots();
     test_vec_rows();
     test_vec_rows_m();
@@ -808,8 +1048,9 @@ int main(int argc, char **argv)
 
     for (uint32_t t = 0; t < GGUF_T_COUNT; t++) {
         if (ncompared[t][0] || ncompared[t][1])
-            printf("%-5s %5d rows quantized, %5d dequantized, compared on every path\n",
-                   gguf_type_str(t), ncompared[t][0], ncompared[t][1]);
+            printf("%-5s %5d rows quantized, %5d dequantized, %5d with weights, compared on "
+                   "every path\n",
+                   gguf_type_str(t), ncompared[t][0], ncompared[t][1], nweighted[t]);
     }
     tu_finish();
     return 0;

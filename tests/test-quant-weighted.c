@@ -7,7 +7,8 @@
  * here by the generator below (the README describes it: it must stay as
  * it is, or the answers no longer apply), quantized one row at a time, and
  * the XXH3-64 of the bytes, or the bytes themselves, must be the
- * reference's.  Then:
+ * reference's, on every SIMD path (gguf_simd_set(): the scalar kernels of
+ * quant/weighted.c and the vector ones of quant/vkernels.h).  Then:
  *  - NULL weights give exactly gguf_quantize_rows(), for every type;
  *  - types without a weighted form (Q8_0, Q8_K, F16, BF16, F32) ignore the
  *    weights;
@@ -409,16 +410,24 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/tests/data/weighted-kat/weighted.kat", top ? top : ".");
     }
 
-    struct type_tally tally[N_WEIGHTED];
-    memset(tally, 0, sizeof tally);
-    run_file(path, tally);
-    for (size_t i = 0; i < N_WEIGHTED; i++) {
-        const struct type_tally *t = &tally[i];
-        printf("%-5s %3d/%3d digests, %d/%d full outputs bit-exact\n",
-               gguf_type_str(weighted_types[i]), t->rows_ok, t->rows, t->bytes_ok, t->bytes);
-        CHECK(t->rows > 0 && t->bytes > 0, "no known answers for %s in %s",
-              gguf_type_str(weighted_types[i]), path);
+    /* The known answers on every SIMD path this CPU and build offer (the
+     * scalar one first); the other checks on the best path. */
+    const int best = gguf_simd_best();
+    for (int level = GGUF_SIMD_SCALAR; level <= best; level++) {
+        if (gguf_simd_set(level) != GGUF_OK) continue;
+        struct type_tally tally[N_WEIGHTED];
+        memset(tally, 0, sizeof tally);
+        run_file(path, tally);
+        for (size_t i = 0; i < N_WEIGHTED; i++) {
+            const struct type_tally *t = &tally[i];
+            printf("%-6s %-5s %3d/%3d digests, %d/%d full outputs bit-exact\n",
+                   gguf_simd_name(level), gguf_type_str(weighted_types[i]), t->rows_ok, t->rows,
+                   t->bytes_ok, t->bytes);
+            CHECK(t->rows > 0 && t->bytes > 0, "no known answers for %s in %s",
+                  gguf_type_str(weighted_types[i]), path);
+        }
     }
+    gguf_simd_set(best);
 
     check_ignored();
     for (size_t i = 0; i < N_WEIGHTED; i++) {

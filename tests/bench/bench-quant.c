@@ -6,9 +6,12 @@
  * the scalar path.  Then the conversion gguf-requant makes, Q6_K rows to
  * Q4_K (gguf_convert_rows), with 1 and 2 threads, and the time that rate
  * projects for the 1.5b Q4_K_M model's Q6_K tensors (431 M weights; the
- * file I/O of a real run comes on top).  Every path's bytes are checked
- * against the scalar path's on the way: a mismatch is an error (exit 1),
- * times never are.
+ * file I/O of a real run comes on top).  Then the importance-weighted
+ * quantizers of gguf-requant --imatrix (gguf_quantize_rows_weighted), one
+ * thread, in rows of 1536 and 8960 (the 1.5b model's widths) with one
+ * weight per column: Mweights/s, MB/s of float input and the ratio to
+ * scalar.  Every path's bytes are checked against the scalar path's on
+ * the way: a mismatch is an error (exit 1), times never are.
  *
  * Usage: bench-quant [-s SECONDS] [-n WEIGHTS]
  *   -s  minimum time per measurement (default 0.3; best of 3 such runs)
@@ -60,7 +63,15 @@ static float rng_gauss(void)
     return (float)(sqrt(-2.0 * log(rng_unit())) * cos(6.283185307179586 * rng_unit()));
 }
 
-enum op { OP_QUANT, OP_DEQUANT, OP_CONVERT };
+enum op { OP_QUANT, OP_DEQUANT, OP_CONVERT, OP_WEIGHTED };
+
+/* The types with an importance-weighted quantizer, those of the Q4_K_M
+ * and Q5_K_M mixtures first. */
+static const uint32_t weighted_types[] = {
+    GGUF_T_Q4_K, GGUF_T_Q6_K, GGUF_T_Q5_K, GGUF_T_Q3_K, GGUF_T_Q2_K,
+    GGUF_T_Q4_0, GGUF_T_Q4_1, GGUF_T_Q5_0, GGUF_T_Q5_1,
+};
+#define NWEIGHTED (sizeof weighted_types / sizeof weighted_types[0])
 
 struct job {
     enum op op;
@@ -71,6 +82,8 @@ struct job {
     void *qout;        /* quantized output (quantize, convert) */
     int64_t n;
     int threads;
+    const float *w;    /* ne0 importance weights (weighted quantize) */
+    int64_t ne0;       /* row length (weighted quantize; n / ne0 rows) */
 };
 
 static int run_once(const struct job *j)
@@ -81,6 +94,9 @@ static int run_once(const struct job *j)
     case OP_CONVERT:
         return gguf_convert_rows(GGUF_T_Q6_K, j->q, GGUF_T_Q4_K, j->qout, j->n / 4096, 4096,
                                  j->threads);
+    case OP_WEIGHTED:
+        return gguf_quantize_rows_weighted(j->type, j->f, j->qout, j->n / j->ne0, j->ne0, j->w,
+                                           j->threads);
     }
     return GGUF_E_INVALID;
 }
@@ -162,7 +178,7 @@ int main(int argc, char **argv)
             printf("%-6s %-8s", gguf_type_get(type)->name, op == OP_QUANT ? "quant" : "dequant");
             for (int k = 0; k < nlevels; k++) {
                 gguf_simd_set(levels[k]);
-                struct job j = {(enum op)op, type, f, fout, q, qout, n, 1};
+                struct job j = {(enum op)op, type, f, fout, q, qout, n, 1, NULL, 0};
                 if (op == OP_DEQUANT) gguf_quantize_rows(type, f, q, 1, n, 0);
                 const double r = rate(&j, min_s);
                 if (k == 0) scalar_rate = r;
@@ -193,7 +209,7 @@ int main(int argc, char **argv)
         double scalar_rate = 0.0;
         for (int k = 0; k < nlevels; k++) {
             gguf_simd_set(levels[k]);
-            struct job j = {OP_CONVERT, GGUF_T_Q4_K, f, fout, q, qout, n, threads};
+            struct job j = {OP_CONVERT, GGUF_T_Q4_K, f, fout, q, qout, n, threads, NULL, 0};
             const double r = rate(&j, min_s);
             if (k == 0) scalar_rate = r;
             printf("  %-7s %d thread%s %9.1f Mw/s (%5.2fx)  projected %6.2f s",
@@ -209,6 +225,47 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
+    /* Importance-weighted quantization: rows of the two widths, as many
+     * as fit in n, each column with its own weight. */
+    float *w = malloc(8960 * sizeof *w);
+    if (!w) {
+        fprintf(stderr, "bench-quant: out of memory\n");
+        return 2;
+    }
+    for (int i = 0; i < 8960; i++) w[i] = (float)exp(2.0 * rng_gauss());
+    printf("\nimportance-weighted quantization (gguf_quantize_rows_weighted), single thread,\n"
+           "Mweights/s, MB/s of float input (ratio to scalar)\n");
+    printf("%-6s %-6s", "type", "row");
+    for (int k = 0; k < nlevels; k++) printf(" %28s", gguf_simd_name(levels[k]));
+    printf("\n");
+    static const int64_t widths[] = {1536, 8960};
+    for (size_t t = 0; t < NWEIGHTED; t++) {
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+            const uint32_t type = weighted_types[t];
+            const int64_t ne0 = widths[wi], nw = n / ne0 * ne0;
+            const size_t bytes = (size_t)gguf_row_bytes(type, (uint64_t)nw);
+            double scalar_rate = 0.0;
+            printf("%-6s %-6lld", gguf_type_get(type)->name, (long long)ne0);
+            for (int k = 0; k < nlevels; k++) {
+                gguf_simd_set(levels[k]);
+                struct job j = {.op = OP_WEIGHTED, .type = type, .f = f, .qout = qout, .n = nw,
+                                .threads = 1, .w = w, .ne0 = ne0};
+                const double r = rate(&j, min_s);
+                if (k == 0) scalar_rate = r;
+                printf(" %8.2f Mw/s %7.1f MB/s (%5.2fx)", r / 1e6, 4.0 * r / 1e6, r / scalar_rate);
+                fflush(stdout);
+                if (k == 0) {
+                    memcpy(ref, qout, bytes);
+                } else if (memcmp(ref, qout, bytes) != 0) {
+                    printf(" MISMATCH");
+                    status = 1;
+                }
+            }
+            printf("\n");
+        }
+    }
+    free(w);
+
     gguf_simd_set(gguf_simd_best());
     if (status)
         fprintf(stderr, "bench-quant: a SIMD path's output differs from the scalar path's\n");

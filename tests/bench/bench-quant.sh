@@ -5,9 +5,10 @@
 # Mweights/s per type for the scalar, avx2 and avx512 paths (those the CPU
 # has), single thread, with ratios to scalar; then the Q6_K -> Q4_K
 # conversion of gguf-requant with 1 and 2 threads and the time it projects
-# for the 1.5b Q4_K_M model's Q6_K tensors.  Times are reported, never
-# judged; the script fails only when the program could not run or a path's
-# output differed from the scalar path's.
+# for the 1.5b Q4_K_M model's Q6_K tensors; then the importance-weighted
+# quantizers of gguf-requant --imatrix per path, in rows of 1536 and 8960.
+# Times are reported, never judged; the script fails only when the program
+# could not run or a path's output differed from the scalar path's.
 #
 # Environment:
 #   BENCH_QUANT_SECONDS  minimum time per measurement (default 0.3)
