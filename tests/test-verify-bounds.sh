@@ -36,7 +36,7 @@ bounded() {
 path_max=$(getconf PATH_MAX / 2>/dev/null) || path_max=
 case $path_max in ''|*[!0-9]*) path_max= ;; esac
 line_max=
-[ -n "$path_max" ] && line_max=$((1 + 15 + 2 + 32 + 2 + 2 * (path_max + 64) + 1))
+[ -n "$path_max" ] && line_max=$((1 + 15 + 8 + 64 + 2 + 2 * (path_max + 64) + 1))
 
 # --- manifests without end ------------------------------------------------------
 bounded 1 zero "$VERIFY" -c /dev/zero
