@@ -169,6 +169,17 @@ static void put_type_shape(cli_out *o, const gguf_tensor *t)
     cli_out_putc(o, ']');
 }
 
+/* "-tensor NAME: TYPE [SHAPE]" and its line break, sign first. */
+static void put_tensor_line(cli_out *o, char sign, const gguf_tensor *t)
+{
+    cli_out_putc(o, sign);
+    cli_out_str(o, "tensor ");
+    cli_out_text_str(o, t->name.ptr, t->name.len, 0);
+    cli_out_str(o, ": ");
+    put_type_shape(o, t);
+    cli_out_putc(o, '\n');
+}
+
 static void json_tensor(cli_out *o, const gguf_tensor *t, const uint64_t *sum)
 {
     const char *tn = gguf_type_str(t->type);
@@ -245,20 +256,8 @@ uint64_t mdiff_tensors(cli_out *o, const struct mdiff_side *a, const struct mdif
             if (js && (pass == 0) != (y == NULL)) continue;
             changes++;
             if (text) {
-                if (!y || type_diff || shape_diff) {
-                    cli_out_str(o, "-tensor ");
-                    cli_out_text_str(o, x->name.ptr, x->name.len, 0);
-                    cli_out_str(o, ": ");
-                    put_type_shape(o, x);
-                    cli_out_putc(o, '\n');
-                }
-                if (y && (type_diff || shape_diff)) {
-                    cli_out_str(o, "+tensor ");
-                    cli_out_text_str(o, y->name.ptr, y->name.len, 0);
-                    cli_out_str(o, ": ");
-                    put_type_shape(o, y);
-                    cli_out_putc(o, '\n');
-                }
+                if (!y || type_diff || shape_diff) put_tensor_line(o, '-', x);
+                if (y && (type_diff || shape_diff)) put_tensor_line(o, '+', y);
                 if (data_diff) {
                     cli_out_str(o, "~tensor ");
                     cli_out_text_str(o, x->name.ptr, x->name.len, 0);
@@ -295,13 +294,7 @@ uint64_t mdiff_tensors(cli_out *o, const struct mdiff_side *a, const struct mdif
         uint64_t i;
         if (find_tensor(a->set, &y->name, &i)) continue;
         changes++;
-        if (text) {
-            cli_out_str(o, "+tensor ");
-            cli_out_text_str(o, y->name.ptr, y->name.len, 0);
-            cli_out_str(o, ": ");
-            put_type_shape(o, y);
-            cli_out_putc(o, '\n');
-        }
+        if (text) put_tensor_line(o, '+', y);
         if (js) {
             json_item(o, &first_add);
             cli_out_str(o, "{\"name\": ");
