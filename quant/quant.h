@@ -91,6 +91,11 @@ GGUF_API int gguf_quantize_rows(uint32_t type, const float *src, void *dst, int6
 GGUF_API int gguf_quantize_rows_weighted(uint32_t type, const float *src, void *dst, int64_t nrows,
                                           int64_t ne0, const float *weights, int nthreads);
 
+/* 1 when quantizing to `type` uses the weights of
+ * gguf_quantize_rows_weighted() (Q4_0, Q4_1, Q5_0, Q5_1, Q2_K .. Q6_K),
+ * else 0 (also for unknown ids). */
+GGUF_API int gguf_quantize_uses_weights(uint32_t type);
+
 /* Converts nrows rows of ne0 elements from type `from` at src to type `to`
  * at dst (which holds gguf_row_bytes(to, ne0) * nrows bytes): each run of
  * elements is dequantized to floats, then quantized, in chunks through a

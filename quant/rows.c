@@ -154,6 +154,11 @@ int gguf_quantize_rows(uint32_t type, const float *src, void *dst, int64_t nrows
     return GGUF_OK;
 }
 
+int gguf_quantize_uses_weights(uint32_t type)
+{
+    return gq_quant_weighted_kernel(type) != NULL;
+}
+
 int gguf_quantize_rows_weighted(uint32_t type, const float *src, void *dst, int64_t nrows,
                                 int64_t ne0, const float *weights, int nthreads)
 {

@@ -301,7 +301,14 @@ static void check_ignored(void)
         int rc2 = gguf_quantize_rows(types[i], x, b, NROWS, NE0, 2);
         CHECK(rc1 == GGUF_OK && rc2 == GGUF_OK && memcmp(a, b, nb) == 0,
               "%s: weights not ignored (rc %d, %d)", gguf_type_str(types[i]), rc1, rc2);
+        CHECK(!gguf_quantize_uses_weights(types[i]), "%s: said to use weights", gguf_type_str(types[i]));
     }
+    static const uint32_t weighted[] = {GGUF_T_Q4_0, GGUF_T_Q4_1, GGUF_T_Q5_0, GGUF_T_Q5_1, GGUF_T_Q2_K,
+                                        GGUF_T_Q3_K, GGUF_T_Q4_K, GGUF_T_Q5_K, GGUF_T_Q6_K};
+    for (size_t i = 0; i < sizeof weighted / sizeof weighted[0]; i++)
+        CHECK(gguf_quantize_uses_weights(weighted[i]), "%s: uses weights", gguf_type_str(weighted[i]));
+    CHECK(!gguf_quantize_uses_weights(GGUF_T_COUNT) && !gguf_quantize_uses_weights(UINT32_MAX),
+          "unknown types use no weights");
 }
 
 /* A matrix of nrows rows of ne0 through 1, 2 and 3 threads and the

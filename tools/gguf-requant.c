@@ -515,19 +515,6 @@ static int make_plan(const struct options *o, const gguf_split *set, struct entr
     return fatal ? -1 : 0;
 }
 
-/* Whether quantizing to `type` uses an importance matrix (llama.cpp's
- * quantizers of these types weigh the error by it; the others ignore it). */
-static int type_uses_imatrix(uint32_t type)
-{
-    switch (type) {
-    case GGUF_T_Q4_0: case GGUF_T_Q4_1: case GGUF_T_Q5_0: case GGUF_T_Q5_1: case GGUF_T_Q2_K:
-    case GGUF_T_Q3_K: case GGUF_T_Q4_K: case GGUF_T_Q5_K: case GGUF_T_Q6_K:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* Gives each converted tensor its entry of the importance matrix: one
  * value per element of a row (of each 2-D slice of a 3-D tensor).  An
  * entry of another size is an error, except for token_embd.weight (as in
@@ -541,7 +528,7 @@ static int attach_imatrix(const struct options *o, uint64_t n, struct entry *ent
     for (uint64_t i = 0; i < n; i++) {
         struct entry *e = &entries[i];
         const gguf_tensor *t = e->t;
-        if (e->to == t->type || !type_uses_imatrix(e->to)) continue;
+        if (e->to == t->type || !gguf_quantize_uses_weights(e->to)) continue;
         struct imatrix_entry *m = imatrix_find(im, t->name.ptr, t->name.len);
         if (!m) {
             n_lacking++;
@@ -566,7 +553,7 @@ static int attach_imatrix(const struct options *o, uint64_t n, struct entry *ent
                   "entry for them):", (unsigned long long)n_lacking);
         for (uint64_t i = 0; i < n; i++) {
             const struct entry *e = &entries[i];
-            if (e->to != e->t->type && type_uses_imatrix(e->to) && !e->w)
+            if (e->to != e->t->type && gguf_quantize_uses_weights(e->to) && !e->w)
                 fprintf(stderr, "  %s\n", quoted(q, sizeof q, e->t));
         }
     }
