@@ -10,6 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "infer/backend.h"
 #include "infer/context.h"
 
@@ -23,6 +27,7 @@ struct qwen_context {
     float *logits;          /* (n_vocab, n_outputs) of the last batch */
     uint32_t *out_row;      /* (n_batch) row of logits of each entry, UINT32_MAX: none */
     uint32_t n_last;        /* entries of the last batch */
+    uint64_t host_bytes;    /* of seq_pos, seq_next, out_row and logits */
 };
 
 /* The backends by name: the CPU's, then those programs add. */
@@ -50,10 +55,29 @@ const char *qwen_backend_names(void)
     return backend_names;
 }
 
+int qwen_default_threads(void)
+{
+#ifdef _OPENMP
+    int n = omp_get_max_threads();
+    return n < 1 ? 1 : n > QWEN_MAX_THREADS ? QWEN_MAX_THREADS : n;
+#else
+    return 1;
+#endif
+}
+
+#define DEFAULT_CTX 4096u
+#define DEFAULT_BATCH 512u
+
 qwen_params qwen_params_defaults(void)
 {
-    qwen_params p = {"cpu", 4096, 1, 512, 0, 0, 0, NULL, NULL};
+    qwen_params p = {"cpu", DEFAULT_CTX, 1, DEFAULT_BATCH, 0, 0, 0, NULL, NULL};
     return p;
+}
+
+void qwen_params_fit(qwen_params *p, const qwen_config *c)
+{
+    if (p->n_ctx == 0) p->n_ctx = c->n_ctx_train < DEFAULT_CTX ? c->n_ctx_train : DEFAULT_CTX;
+    if ((uint64_t)p->n_ctx * p->n_seq < p->n_batch) p->n_batch = p->n_ctx * p->n_seq;
 }
 
 int qwen_batch_init(qwen_batch *b, uint32_t cap, gguf_error *err)
@@ -94,25 +118,25 @@ int qwen_batch_add(qwen_batch *b, int32_t token, int32_t seq, uint32_t pos, int 
     return 0;
 }
 
-int qwen_context_new(qwen_context **out, const qwen_model *m, const qwen_params *p,
-                     gguf_error *err)
+/* The backend named p->backend (NULL: "cpu"), or NULL with the message. */
+static const qwen_backend *find_backend(const qwen_params *p, gguf_error *err)
 {
-    if (!out || !m || !p)
-        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_context_new: NULL argument");
-    *out = NULL;
-    const char *name = gguf_name(m->file);
     const char *want = p->backend ? p->backend : "cpu";
-    const qwen_backend *be = NULL;
     for (size_t i = 0; i < n_backends; i++)
-        if (strcmp(backends[i]->name, want) == 0) be = backends[i];
-    if (!be)
-        return qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
-                         "backend '%s' is not in this build (backends: %s)", want,
-                         qwen_backend_names());
-    if (p->n_ctx < 1 || p->n_ctx > m->config.n_ctx_train)
+        if (strcmp(backends[i]->name, want) == 0) return backends[i];
+    qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
+              "backend '%s' is not in this build (backends: %s)", want, qwen_backend_names());
+    return NULL;
+}
+
+/* Checks p against the model of configuration c (in file `name`). */
+static int check_params(const char *name, const qwen_config *c, const qwen_params *p,
+                        gguf_error *err)
+{
+    if (p->n_ctx < 1 || p->n_ctx > c->n_ctx_train)
         return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
                          "%s: context of %" PRIu32 " positions: expected 1 .. %" PRIu32
-                         " (the model's)", name, p->n_ctx, m->config.n_ctx_train);
+                         " (the model's)", name, p->n_ctx, c->n_ctx_train);
     if (p->n_seq < 1 || p->n_seq > QWEN_MAX_SEQ)
         return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
                          "%s: %" PRIu32 " sequences: expected 1 .. %u", name, p->n_seq,
@@ -128,14 +152,41 @@ int qwen_context_new(qwen_context **out, const qwen_model *m, const qwen_params 
     if (p->n_threads < 0 || p->n_threads > QWEN_MAX_THREADS)
         return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "thread count %d out of range 1..%d",
                          p->n_threads, QWEN_MAX_THREADS);
+    return GGUF_OK;
+}
+
+/* n_outputs 0: one per sequence, at most the batch. */
+static uint32_t resolve_outputs(const qwen_params *p)
+{
+    if (p->n_outputs) return p->n_outputs;
+    return p->n_seq < p->n_batch ? p->n_seq : p->n_batch;
+}
+
+/* The bytes of the context's own buffers (see qwen_context_new). */
+static uint64_t host_bytes(const qwen_config *c, const qwen_params *p)
+{
+    return 2 * (uint64_t)p->n_seq * sizeof(uint32_t) + (uint64_t)p->n_batch * sizeof(uint32_t) +
+           (uint64_t)c->n_vocab * p->n_outputs * sizeof(float);
+}
+
+int qwen_context_new(qwen_context **out, const qwen_model *m, const qwen_params *p,
+                     gguf_error *err)
+{
+    if (!out || !m || !p)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_context_new: NULL argument");
+    *out = NULL;
+    const char *name = gguf_name(m->file);
+    const qwen_backend *be = find_backend(p, err);
+    if (!be) return GGUF_E_UNSUPPORTED;
+    int st = check_params(name, &m->config, p, err);
+    if (st) return st;
     qwen_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", name);
     ctx->m = m;
     ctx->be = be;
     ctx->p = *p;
     ctx->p.backend = be->name;
-    if (ctx->p.n_outputs == 0)
-        ctx->p.n_outputs = p->n_seq < p->n_batch ? p->n_seq : p->n_batch;
+    ctx->p.n_outputs = resolve_outputs(p);
     ctx->seq_pos = calloc(p->n_seq, sizeof *ctx->seq_pos);
     ctx->seq_next = calloc(p->n_seq, sizeof *ctx->seq_next);
     ctx->out_row = calloc(p->n_batch, sizeof *ctx->out_row);
@@ -148,7 +199,8 @@ int qwen_context_new(qwen_context **out, const qwen_model *m, const qwen_params 
         return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory for the logits of %"
                          PRIu32 " outputs", name, p->n_outputs);
     }
-    int st = be->open(&ctx->impl, m, &ctx->p, err);
+    ctx->host_bytes = host_bytes(&m->config, &ctx->p);
+    st = be->open(&ctx->impl, m, &ctx->p, err);
     if (st) {
         ctx->impl = NULL;
         qwen_context_free(ctx);
@@ -156,6 +208,69 @@ int qwen_context_new(qwen_context **out, const qwen_model *m, const qwen_params 
     }
     ctx->p.n_threads = be->threads(ctx->impl);
     *out = ctx;
+    return GGUF_OK;
+}
+
+/* The bytes of tensor data in the set. */
+static uint64_t weight_bytes(const gguf_split *set)
+{
+    uint64_t n = 0, count = gguf_split_tensor_count(set);
+    for (uint64_t i = 0; i < count; i++) n += gguf_split_tensor_at(set, i, NULL)->size;
+    return n;
+}
+
+void qwen_context_memory(const qwen_context *ctx, qwen_memory *out)
+{
+    memset(out, 0, sizeof *out);
+    if (ctx->be->memory) ctx->be->memory(ctx->impl, out);
+    out->weights = weight_bytes(ctx->m->set);
+    out->host = ctx->host_bytes;
+}
+
+/* The matrices of a model: the 2-D tensors, token_embd.weight only when
+ * it also serves as the output (no output.weight). */
+static int is_matrix(const gguf_split *set, const gguf_tensor *t)
+{
+    if (t->n_dims != 2) return 0;
+    static const char embd[] = "token_embd.weight";
+    if (t->name.len != sizeof embd - 1 || memcmp(t->name.ptr, embd, sizeof embd - 1)) return 1;
+    return gguf_split_tensor_find(set, "output.weight", NULL) == NULL;
+}
+
+int qwen_estimate(const gguf_split *set, qwen_params *p, qwen_memory *out, gguf_error *err)
+{
+    if (!set || !p || !out)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_estimate: NULL argument");
+    memset(out, 0, sizeof *out);
+    out->weights = weight_bytes(set);
+    const gguf_file *f = gguf_split_shard(set, 0);
+    qwen_config c;
+    int st = qwen_config_read_set(set, &c, err);
+    if (st) return st;
+    const qwen_backend *be = find_backend(p, err);
+    if (!be) return GGUF_E_UNSUPPORTED;
+    qwen_params_fit(p, &c);
+    if ((st = check_params(gguf_name(f), &c, p, err))) return st;
+    if (!be->estimate)
+        return qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
+                         "the %s backend does not estimate its memory", be->name);
+    p->backend = be->name;
+    p->n_outputs = resolve_outputs(p);
+    if (p->n_threads == 0) p->n_threads = qwen_default_threads();
+    /* The types of the matrices, each once. */
+    uint32_t types[GGUF_T_COUNT];
+    size_t n_types = 0;
+    uint64_t count = gguf_split_tensor_count(set);
+    for (uint64_t i = 0; i < count; i++) {
+        const gguf_tensor *t = gguf_split_tensor_at(set, i, NULL);
+        if (!is_matrix(set, t) || t->type >= GGUF_T_COUNT) continue;
+        size_t k = 0;
+        while (k < n_types && types[k] != t->type) k++;
+        if (k == n_types) types[n_types++] = t->type;
+    }
+    be->estimate(&c, types, n_types, p, out);
+    out->weights = weight_bytes(set);
+    out->host = host_bytes(&c, p);
     return GGUF_OK;
 }
 

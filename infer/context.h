@@ -55,6 +55,16 @@ typedef struct qwen_params {
     void *progress_user;
 } qwen_params;
 
+/* The threads a context takes when n_threads is 0: OpenMP's default
+ * (omp_get_max_threads(), OMP_NUM_THREADS), at most QWEN_MAX_THREADS; 1 in
+ * a build without OpenMP. */
+int qwen_default_threads(void);
+
+/* Fits p to the model of configuration c as qwen-run does: n_ctx 0 becomes
+ * the default (4096), or the model's context length when that is shorter;
+ * n_batch at most n_ctx * n_seq. */
+void qwen_params_fit(qwen_params *p, const qwen_config *c);
+
 /* backend "cpu", n_ctx 4096, n_seq 1, n_batch 512, n_outputs 0, n_threads 0,
  * plain 0, no progress. */
 qwen_params qwen_params_defaults(void);
@@ -96,6 +106,37 @@ void qwen_context_free(qwen_context *ctx);
 const qwen_params *qwen_context_params(const qwen_context *ctx);
 
 const qwen_model *qwen_context_model(const qwen_context *ctx);
+
+/* Memory of a context, in bytes. */
+typedef struct qwen_memory {
+    uint64_t weights;       /* the model's tensor data: mapped from its files on the CPU
+                             * (read on demand), copied to device memory by a GPU backend */
+    uint64_t kv_cache;      /* keys and values of n_seq sequences of n_ctx positions (F16) */
+    uint64_t compute;       /* the backend's buffers: a batch's activations, quantized
+                             * inputs and per-thread scratch */
+    uint64_t host;          /* the context's own: logits of n_outputs entries, bookkeeping */
+    uint64_t device;        /* device memory a GPU backend holds (its weights, cache and
+                             * buffers together); 0 on the CPU */
+} qwen_memory;
+
+/* What ctx holds: every buffer counted as it was allocated. */
+void qwen_context_memory(const qwen_context *ctx, qwen_memory *out);
+
+/* What qwen_context_new() would allocate for the model in the open set
+ * with parameters p, without loading it: the hyperparameters from the
+ * architecture table, the weight types from the tensor directory.  p is
+ * fitted (qwen_params_fit) and resolved in place as qwen_context_new()
+ * resolves it (n_outputs, n_threads 0: qwen_default_threads()).  Tensor
+ * data is not read, so the set may be a stream.  The figures equal
+ * qwen_context_memory()'s for a context made with the same parameters on
+ * this machine (the SIMD level sizes some buffers), except device, which
+ * only a context knows.
+ *
+ * Returns GGUF_OK; GGUF_E_UNSUPPORTED for an architecture the table lacks
+ * or a backend that cannot estimate (out->weights is still set); the
+ * errors of qwen_config_read(); GGUF_E_INVALID for parameters
+ * qwen_context_new() refuses. */
+int qwen_estimate(const gguf_split *set, qwen_params *p, qwen_memory *out, gguf_error *err);
 
 /* The backends this build has, "cpu" first, for messages. */
 const char *qwen_backend_names(void);

@@ -343,6 +343,18 @@ int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err)
     return check_config(&x, a, cfg, &c, NULL) ? c.status : GGUF_OK;
 }
 
+int qwen_config_read_set(const gguf_split *set, qwen_config *cfg, gguf_error *err)
+{
+    if (!set || !cfg)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_config_read_set: NULL argument");
+    const gguf_file *f = gguf_split_shard(set, 0);
+    qwen_check c = QWEN_CHECK_FIRST(err);
+    const qwen_arch *a;
+    if (check_arch(f, NULL, &a, &c)) return c.status;
+    const struct src x = {f, gguf_split_count(set) > 1 ? set : NULL};
+    return check_config(&x, a, cfg, &c, NULL) ? c.status : GGUF_OK;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Weights                                                                   */
 

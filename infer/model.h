@@ -130,6 +130,10 @@ typedef struct qwen_model {
  * GGUF_E_INVALID for NULL arguments. */
 int qwen_config_read(const gguf_file *f, qwen_config *cfg, gguf_error *err);
 
+/* qwen_config_read() of an open split set (or single file): the metadata
+ * of its first shard, token_embd.weight from whichever holds it. */
+int qwen_config_read_set(const gguf_split *set, qwen_config *cfg, gguf_error *err);
+
 /* Checks that the open file f holds a model of architecture `arch` (NULL:
  * any of arch.h's) that qwen_model_open() and
  * qwen_tokenizer_load() accept, with their own checks: byte order, the

@@ -141,9 +141,10 @@ check_PROGRAMS += tests/synth-check
 tests_synth_check_SOURCES = tests/synth-check.c
 tests_synth_check_LDADD = gguf/libgguf.la -lm
 TESTS += tests/test-synth-quant.sh tests/test-synth-stream.sh tests/test-dump-values.sh \
-	tests/test-dump-stats.sh tests/test-dump-diff.sh
+	tests/test-dump-stats.sh tests/test-dump-diff.sh \
+	tests/test-dump-estimate.sh
 EXTRA_DIST += tests/test-synth-quant.sh tests/test-synth-stream.sh tests/test-dump-values.sh \
-	tests/test-dump-stats.sh tests/test-dump-diff.sh tests/gguflite.py
+	tests/test-dump-stats.sh tests/test-dump-diff.sh tests/test-dump-estimate.sh tests/gguflite.py
 
 # --- known answers from llama-quantize: requantization and synthetic quantized models ---
 TESTS += tests/test-requant-kat.sh

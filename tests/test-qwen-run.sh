@@ -7,7 +7,8 @@
 # order, Qwen3's template with and without thinking and --hide-think, -t not changing any result, --ignore-eos, empty
 # input, the error messages and statuses, input that cannot fit the
 # context refused while it is read (/dev/zero, yes), logits that are NaN or
-# infinite refused at the step they appear, --stats lines, SIGINT.
+# infinite refused at the step they appear, --stats lines (the memory
+# figures against gguf-dump --estimate: test-dump-estimate.sh), SIGINT.
 
 test_name=test-qwen-run
 . "${top_srcdir:-.}/tests/common.sh"
@@ -461,7 +462,9 @@ ntok=$(wc -w < "$tmp/ids-tiny")
 check "--stats: prompt line" grep -Eq "^prompt: $ntok tokens, [0-9]+\\.[0-9] tok/s\$" "$tmp/stats.err"
 check "--stats: generation line" grep -Eq '^generation: 5 tokens, [0-9]+\.[0-9] tok/s$' "$tmp/stats.err"
 check "--stats: device line" grep -Eq '^device: (cpu: [0-9]+ threads?, SIMD [a-z0-9]+|cuda: .* MiB of [0-9]+ MiB in use)$' "$tmp/stats.err"
-check "--stats: four lines" [ "$(wc -l < "$tmp/stats.err")" -eq 4 ]
+check "--stats: memory line" grep -Eq '^memory: weights [0-9]+\.[0-9]{2} MiB \(mapped\), KV cache [0-9]+\.[0-9]{2} MiB \(F16\), compute [0-9]+\.[0-9]{2} MiB, logits [0-9]+\.[0-9]{2} MiB; peak RSS [0-9]+\.[0-9]{2} MiB$' "$tmp/stats.err"
+check "--stats: memory bytes line" grep -Eq '^memory bytes: weights [1-9][0-9]*, kv_cache [1-9][0-9]*, compute [1-9][0-9]*, host [1-9][0-9]*, device 0$' "$tmp/stats.err"
+check "--stats: six lines" [ "$(wc -l < "$tmp/stats.err")" -eq 6 ]
 
 # await_output FILE PID: waits until FILE is not empty (the background
 # process PID has begun its reply), PID has ended, or 60 s (sanitizer

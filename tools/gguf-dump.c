@@ -15,9 +15,12 @@
 #include <string.h>
 
 #include "gguf/gguf.h"
+#include "infer/context.h"
+#include "infer/model.h"
 #include "quant/quant.h"
 #include "tools/cli.h"
 #include "tools/dump-diff.h"
+#include "tools/dump-estimate.h"
 #include "tools/guard.h"
 #include "tools/value.h"
 
@@ -39,6 +42,9 @@ struct options {
     int stats;                  /* --stats */
     int shard;                  /* --shard: each file alone, not its split set */
     int diff;                   /* --diff A B */
+    int estimate;               /* --estimate */
+    struct estimate_opts est;   /* its -c, --parallel, -t, --kv-type */
+    int est_opts;               /* one of them was given */
 };
 
 
@@ -75,6 +81,15 @@ static void usage(void)
         "                        (metadata, tensor types and shapes, tensor data by\n"
         "                        XXH3), as diff shows them; exit status 0 when they\n"
         "                        are the same, 1 when they differ\n"
+        "      --estimate        the memory qwen-run needs to run each FILE (weights,\n"
+        "                        key/value cache, buffers) at these settings, and\n"
+        "                        llama.cpp's key/value cache at the same:\n"
+        "  -c, --ctx-size=N        positions per conversation (qwen-run -c; default\n"
+        "                          4096, or the model's context when shorter)\n"
+        "      --parallel=N        conversations at once (qwen-run --each-line\n"
+        "                          --parallel N; default 1)\n"
+        "  -t, --threads=N         threads (qwen-run -t; default as qwen-run's)\n"
+        "      --kv-type=TYPE      f16 (default) or q8_0: llama.cpp's cache type\n"
         "      --shard           show each FILE alone, also when it is a shard of a\n"
         "                        split set (by default a shard's whole set is shown\n"
         "                        as one model)\n"
@@ -1486,7 +1501,7 @@ static int dump_stats(gguf_file *f, const struct options *o)
 /* ------------------------------------------------------------------------ */
 
 enum { OPT_KEYS = 256, OPT_TENSORS, OPT_NO_KV, OPT_NO_TENSORS, OPT_NO_SUMMARY, OPT_VALUES,
-       OPT_STATS, OPT_SHARD, OPT_DIFF };
+       OPT_STATS, OPT_SHARD, OPT_DIFF, OPT_ESTIMATE, OPT_PARALLEL, OPT_KV_TYPE };
 
 static const struct option long_options[] = {
     { "json", no_argument, NULL, 'j' },
@@ -1500,11 +1515,28 @@ static const struct option long_options[] = {
     { "stats", no_argument, NULL, OPT_STATS },
     { "shard", no_argument, NULL, OPT_SHARD },
     { "diff", no_argument, NULL, OPT_DIFF },
+    { "estimate", no_argument, NULL, OPT_ESTIMATE },
+    { "ctx-size", required_argument, NULL, 'c' },
+    { "parallel", required_argument, NULL, OPT_PARALLEL },
+    { "threads", required_argument, NULL, 't' },
+    { "kv-type", required_argument, NULL, OPT_KV_TYPE },
     { "full", no_argument, NULL, 'f' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
 };
+
+/* A count 1 .. max in *v.  Returns 0, or -1 for anything else. */
+static int parse_count(const char *s, uint32_t max, uint32_t *v)
+{
+    char *end;
+    errno = 0;
+    if (*s < '0' || *s > '9') return -1;
+    unsigned long long n = strtoull(s, &end, 10);
+    if (errno || *end || n < 1 || n > max) return -1;
+    *v = (uint32_t)n;
+    return 0;
+}
 
 /* Parses the command line into *o (o->keys must have room for argc
  * entries).  Returns -1 to go on, or the exit status for main to return
@@ -1513,7 +1545,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
     opterr = 0;         /* messages of our own, with our program name */
     int c;
-    while ((c = getopt_long(argc, argv, ":jk:fhV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":jk:fc:t:hV", long_options, NULL)) != -1) {
         switch (c) {
         case 'j': o->json = 1; break;
         case 'k': o->keys[o->n_keys++] = optarg; break;
@@ -1531,9 +1563,45 @@ static int parse_options(int argc, char **argv, struct options *o)
         case OPT_STATS: o->stats = 1; break;
         case OPT_SHARD: o->shard = 1; break;
         case OPT_DIFF: o->diff = 1; break;
+        case OPT_ESTIMATE: o->estimate = 1; break;
+        case 'c':
+            if (parse_count(optarg, QWEN_MAX_CTX, &o->est.n_ctx))
+                return cli_usage_error("-c: not a number of positions (1..%u): '%s'", QWEN_MAX_CTX,
+                                       optarg);
+            o->est_opts = 1;
+            break;
+        case OPT_PARALLEL:
+            if (parse_count(optarg, QWEN_MAX_SEQ, &o->est.n_seq))
+                return cli_usage_error("--parallel: not a number of conversations (1..%u): '%s'",
+                                       QWEN_MAX_SEQ, optarg);
+            o->est_opts = 1;
+            break;
+        case 't': {
+            uint32_t n;
+            if (parse_count(optarg, QWEN_MAX_THREADS, &n))
+                return cli_usage_error("-t: not a number of threads (1..%d): '%s'",
+                                       QWEN_MAX_THREADS, optarg);
+            o->est.n_threads = (int)n;
+            o->est_opts = 1;
+            break;
+        }
+        case OPT_KV_TYPE:
+            if (strcmp(optarg, "f16") != 0 && strcmp(optarg, "q8_0") != 0)
+                return cli_usage_error("--kv-type: f16 or q8_0, not '%s'", optarg);
+            o->est.kv_q8_0 = strcmp(optarg, "q8_0") == 0;
+            o->est_opts = 1;
+            break;
         default:        /* -h, -V, usage errors */
             return cli_getopt_default(c, argv, usage);
         }
+    }
+    if (o->est_opts && !o->estimate)
+        return cli_usage_error("-c, --parallel, -t and --kv-type go with --estimate");
+    if (o->estimate) {
+        if (o->diff || o->n_keys || o->n_values || o->stats || o->keys_glob || o->tensors_glob ||
+            o->no_kv || o->no_tensors || o->no_summary || o->full)
+            return cli_usage_error("--estimate takes -c, --parallel, -t, --kv-type, --json and "
+                                   "--shard only");
     }
     if (o->diff) {
         if (o->n_keys || o->n_values || o->stats || o->keys_glob || o->tensors_glob || o->no_kv ||
@@ -1696,7 +1764,9 @@ int main(int argc, char **argv)
             n_files = 1;
         }
         raw_to_tty = o.n_keys && !o.json && cli_isatty(1);
-        status = o.diff ? dump_diff(out, files[0], files[1], o.json, o.shard) : dump_files(files, n_files, &o);
+        status = o.diff       ? dump_diff(out, files[0], files[1], o.json, o.shard)
+                 : o.estimate ? dump_estimate(out, files, n_files, &o.est, o.json, o.shard)
+                              : dump_files(files, n_files, &o);
         if (cli_out_close(out) != CLI_EXIT_OK) status = CLI_EXIT_TROUBLE;
     }
     for (size_t i = 0; i < o.n_values; i++) free(o.values[i].name);

@@ -7,10 +7,11 @@ tools_libcli_la_SOURCES = tools/cli.c tools/cli.h tools/guard.c tools/guard.h to
 tools_libcli_la_LIBADD = -lm
 
 bin_PROGRAMS += gguf-dump
-gguf_dump_SOURCES = tools/gguf-dump.c tools/dump-diff.c tools/dump-diff.h
+gguf_dump_SOURCES = tools/gguf-dump.c tools/dump-diff.c tools/dump-diff.h \
+	tools/dump-estimate.c tools/dump-estimate.h
 gguf_dump_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 gguf_dump_LDFLAGS = $(OPENMP_CFLAGS)
-gguf_dump_LDADD = tools/libcli.la gguf/libgguf.la -lm
+gguf_dump_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm
 
 bin_PROGRAMS += gguf-requant
 gguf_requant_SOURCES = tools/gguf-requant.c tools/mixture.c tools/mixture.h tools/imatrix.c \

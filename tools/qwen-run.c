@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -39,10 +40,9 @@
 #define CUDA_IN_BUILD "not built"
 #endif
 
-/* The default context: enough for a long chat, small enough for little memory. */
+/* The default context (qwen_params_fit's): enough for a long chat, small
+ * enough for little memory. */
 #define DEFAULT_CTX 4096u
-/* Tokens per forward step of the prompt. */
-#define MAX_BATCH 512u
 /* Conversations at once with --each-line (see qwen-run(1) for why). */
 #define DEFAULT_PARALLEL 8u
 /* Most conversations at once. */
@@ -627,8 +627,12 @@ static int load(struct run *R)
     const qwen_config *c = &R->model->config;
     R->chat_flags = qwen_chat_style_flags(c->arch->chat, opt.think != 0) |
                     (opt.raw ? QWEN_CHAT_RAW : 0) | (opt.special ? QWEN_CHAT_SPECIAL : 0);
-    uint32_t n_ctx = opt.n_ctx ? (uint32_t)opt.n_ctx
-                               : (c->n_ctx_train < DEFAULT_CTX ? c->n_ctx_train : DEFAULT_CTX);
+    qwen_params p = qwen_params_defaults();
+    p.n_ctx = (uint32_t)opt.n_ctx;
+    p.n_seq = opt.each_line ? (opt.parallel ? (uint32_t)opt.parallel : DEFAULT_PARALLEL) : 1;
+    p.n_threads = (int)opt.threads;
+    qwen_params_fit(&p, c);
+    const uint32_t n_ctx = p.n_ctx;
     if (n_ctx > c->n_ctx_train) {
         cli_error(opt.model, "context size %" PRIu32 " exceeds the model's %" PRIu32, n_ctx,
                   c->n_ctx_train);
@@ -639,14 +643,9 @@ static int load(struct run *R)
         R->load_s = now() - t0;
         return 0;
     }
-    qwen_params p = qwen_params_defaults();
     int fallback = 0; /* 1: auto chose CUDA, which may refuse the model */
     if ((rc = pick_device(&p.backend, &fallback)) != 0) return rc;
     if (cli_isatty(2)) p.progress = upload_progress;
-    p.n_ctx = n_ctx;
-    p.n_seq = opt.each_line ? (opt.parallel ? (uint32_t)opt.parallel : DEFAULT_PARALLEL) : 1;
-    p.n_batch = (uint64_t)n_ctx * p.n_seq < MAX_BATCH ? n_ctx * p.n_seq : MAX_BATCH;
-    p.n_threads = (int)opt.threads;
     rc = qwen_context_new(&R->ctx, R->model, &p, &err);
     if (rc == GGUF_E_UNSUPPORTED && fallback) {
         /* auto: a model the GPU cannot run runs on the CPU */
@@ -864,6 +863,22 @@ static void print_stats(const struct run *R, const qwen_gen_totals *extra)
         char dev[320];
         qwen_context_describe(R->ctx, dev, sizeof dev);
         fprintf(stderr, "device: %s\n", dev);
+    }
+    if (R->ctx) {
+        qwen_memory m;
+        qwen_context_memory(R->ctx, &m);
+        const double mib = 1024.0 * 1024.0;
+        struct rusage ru;
+        double rss = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss * 1024.0 / mib : 0.0;
+        fprintf(stderr, "memory: weights %.2f MiB (%s), KV cache %.2f MiB (F16), compute %.2f MiB, "
+                "logits %.2f MiB", (double)m.weights / mib,
+                m.device ? "copied to the device" : "mapped", (double)m.kv_cache / mib,
+                (double)m.compute / mib, (double)m.host / mib);
+        if (m.device) fprintf(stderr, ", device in use %.2f MiB", (double)m.device / mib);
+        fprintf(stderr, "; peak RSS %.2f MiB\n", rss);
+        fprintf(stderr, "memory bytes: weights %" PRIu64 ", kv_cache %" PRIu64 ", compute %" PRIu64
+                ", host %" PRIu64 ", device %" PRIu64 "\n", m.weights, m.kv_cache, m.compute,
+                m.host, m.device);
     }
     fprintf(stderr, "load: %.2f s\n", R->load_s);
     fprintf(stderr, "prompt: %" PRIu64 " tokens, %.1f tok/s\n", t.prompt_tokens,

@@ -8,27 +8,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "infer/backend.h"
 #include "infer/cpu/cpu.h"
 #include "quant/quant.h"
 
-/* calloc of n * size bytes, NULL when the product overflows. */
-static void *alloc_array(uint64_t n, size_t size)
+/* calloc of n * size bytes, added to *count; NULL when the product
+ * overflows. */
+static void *alloc_array(uint64_t n, size_t size, uint64_t *count)
 {
     if (n > SIZE_MAX / size) return NULL;
+    *count += n * size;
     return calloc(n ? (size_t)n : 1, size);
+}
+
+/* The per-thread buffers of n threads: the attention weights of a
+ * position and the dequantized weight row of the plain products. */
+static uint64_t thread_floats(const qwen_config *c, uint32_t n_ctx, int n, uint64_t *rows)
+{
+    *rows = qwen_widest_input(c) * (uint64_t)n;
+    return (uint64_t)n_ctx * (c->n_head / c->n_head_kv) * (uint64_t)n;
 }
 
 /* (Re)allocates the per-thread buffers for n threads. */
 static int alloc_thread_buffers(struct cpu_state *s, int n)
 {
-    const qwen_config *c = &s->m->config;
-    float *att = alloc_array((uint64_t)s->n_ctx * (c->n_head / c->n_head_kv) * (uint64_t)n, sizeof(float));
-    float *rows = alloc_array(qwen_widest_input(&s->m->config) * (uint64_t)n, sizeof(float));
+    uint64_t n_rows, bytes = 0;
+    const uint64_t n_att = thread_floats(&s->m->config, s->n_ctx, n, &n_rows);
+    float *att = alloc_array(n_att, sizeof(float), &bytes);
+    float *rows = alloc_array(n_rows, sizeof(float), &bytes);
     if (!att || !rows) {
         free(att);
         free(rows);
@@ -38,6 +45,7 @@ static int alloc_thread_buffers(struct cpu_state *s, int n)
     free(s->rows);
     s->att = att;
     s->rows = rows;
+    s->thread_bytes = bytes;
     s->n_threads = n;
     return GGUF_OK;
 }
@@ -108,17 +116,18 @@ static int cpu_open(void **impl, const qwen_model *m, const qwen_params *p, gguf
      * overflows 64 bits; alloc_array refuses what size_t cannot hold. */
     uint64_t nb = p->n_batch, row = qwen_widest_input(c);
     uint64_t cache = (uint64_t)c->n_kv * p->n_ctx * p->n_seq * c->n_layer;
-    s->x = alloc_array(c->n_embd * nb, sizeof(float));
-    s->xb = alloc_array(c->n_embd * nb, sizeof(float));
-    s->q = alloc_array(c->n_q * nb, sizeof(float));
-    s->k = alloc_array(c->n_kv * nb, sizeof(float));
-    s->v = alloc_array(c->n_kv * nb, sizeof(float));
-    s->ao = alloc_array(c->n_q * nb, sizeof(float));
-    s->gate = alloc_array(c->n_ff * nb, sizeof(float));
-    s->up = alloc_array(c->n_ff * nb, sizeof(float));
-    s->rope = alloc_array(c->head_dim * nb, sizeof(float));
-    s->k_cache = alloc_array(cache, sizeof(uint16_t));
-    s->v_cache = alloc_array(cache, sizeof(uint16_t));
+    uint64_t *cb = &s->compute_bytes;
+    s->x = alloc_array(c->n_embd * nb, sizeof(float), cb);
+    s->xb = alloc_array(c->n_embd * nb, sizeof(float), cb);
+    s->q = alloc_array(c->n_q * nb, sizeof(float), cb);
+    s->k = alloc_array(c->n_kv * nb, sizeof(float), cb);
+    s->v = alloc_array(c->n_kv * nb, sizeof(float), cb);
+    s->ao = alloc_array(c->n_q * nb, sizeof(float), cb);
+    s->gate = alloc_array(c->n_ff * nb, sizeof(float), cb);
+    s->up = alloc_array(c->n_ff * nb, sizeof(float), cb);
+    s->rope = alloc_array(c->head_dim * nb, sizeof(float), cb);
+    s->k_cache = alloc_array(cache, sizeof(uint16_t), &s->kv_bytes);
+    s->v_cache = alloc_array(cache, sizeof(uint16_t), &s->kv_bytes);
     int ok = s->x && s->xb && s->q && s->k && s->v && s->ao && s->gate && s->up && s->rope &&
              s->k_cache && s->v_cache;
     find_act_types(s);
@@ -127,7 +136,8 @@ static int cpu_open(void **impl, const qwen_model *m, const qwen_params *p, gguf
         /* room for the widest input, rounded up to a multiple of 256 (of
          * every block size) */
         s->act[k] = alloc_array(nb, gguf_matmul_act_size(s->act_wtype[k],
-                                                         (int64_t)((row + 255) / 256 * 256)));
+                                                         (int64_t)((row + 255) / 256 * 256)),
+                                cb);
         ok = s->act[k] != NULL;
     }
     /* The packed input of the K-quant products (about 4.8 KiB per 256
@@ -139,16 +149,15 @@ static int cpu_open(void **impl, const qwen_model *m, const qwen_params *p, gguf
         if (need) {
             s->packed = aligned_alloc(64, (need + 63) / 64 * 64);
             s->packed_cap = need;
+            *cb += (need + 63) / 64 * 64;
             ok = s->packed != NULL;
         }
     }
-    int threads = p->n_threads;
 #ifdef _OPENMP
-    if (threads == 0) threads = omp_get_max_threads();
+    int threads = p->n_threads ? p->n_threads : qwen_default_threads();
 #else
-    threads = 1;
+    int threads = 1;
 #endif
-    if (threads > QWEN_MAX_THREADS) threads = QWEN_MAX_THREADS;
     if (ok) ok = alloc_thread_buffers(s, threads) == GGUF_OK;
     if (!ok) {
         cpu_close(s);
@@ -194,6 +203,41 @@ static void cpu_describe(const void *impl, char *buf, size_t cap)
              gguf_simd_name(gguf_simd_get()), s->plain ? ", plain products" : "");
 }
 
+static void cpu_memory(const void *impl, qwen_memory *out)
+{
+    const struct cpu_state *s = impl;
+    out->kv_cache = s->kv_bytes;
+    out->compute = s->compute_bytes + s->thread_bytes;
+    out->device = 0;
+}
+
+/* cpu_open's allocations, for a model whose matrices have the types
+ * types[]: the same sizes, computed without allocating. */
+static void cpu_estimate(const qwen_config *c, const uint32_t *types, size_t n_types,
+                         const qwen_params *p, qwen_memory *out)
+{
+    const uint64_t nb = p->n_batch, row = qwen_widest_input(c);
+    const int64_t row256 = (int64_t)((row + 255) / 256 * 256);
+    uint64_t f = 2 * c->n_embd + 2 * c->n_q + 2 * c->n_kv + 2 * c->n_ff + c->head_dim;
+    uint64_t bytes = f * nb * sizeof(float);
+    int seen[CPU_N_ACT] = {0}, q8k = 0;
+    for (size_t i = 0; i < n_types; i++) {
+        int k = cpu_act_index(gguf_matmul_act_type(types[i]));
+        if (k < 0) continue;
+        q8k |= k == CPU_ACT_Q8_K;
+        if (seen[k]) continue;
+        seen[k] = 1;
+        bytes += nb * gguf_matmul_act_size(types[i], row256);
+    }
+    if (q8k) bytes += (gguf_matmul_pack_size(GGUF_T_Q4_K, row256, (int64_t)nb) + 63) / 64 * 64;
+    uint64_t n_rows;
+    bytes += (thread_floats(c, p->n_ctx, p->n_threads, &n_rows) + n_rows) * sizeof(float);
+    out->compute = bytes;
+    out->kv_cache = 2 * (uint64_t)c->n_kv * p->n_ctx * p->n_seq * c->n_layer * sizeof(uint16_t);
+    out->device = 0;
+}
+
 const qwen_backend qwen_backend_cpu = {"cpu",         cpu_open,      cpu_decode,
                                        cpu_set_threads, cpu_threads, cpu_set_plain,
-                                       cpu_describe,    cpu_close};
+                                       cpu_describe,    cpu_close,   cpu_memory,
+                                       cpu_estimate};

@@ -55,6 +55,9 @@ struct cpu_state {
     int n_threads;
     uint16_t *k_cache;      /* (n_kv, n_ctx, n_seq, n_layer) F16 */
     uint16_t *v_cache;      /* (n_kv, n_ctx, n_seq, n_layer) F16 */
+    uint64_t kv_bytes;      /* of k_cache and v_cache */
+    uint64_t compute_bytes; /* of the other buffers but the per-thread ones */
+    uint64_t thread_bytes;  /* of att and rows */
 };
 
 /* The index of activation type act_type (GGUF_T_Q8_K ...), -1 for none. */

@@ -348,6 +348,7 @@ static int upload_weights(qc_state *s, const qwen_params *p, gguf_error *err)
         return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "out of memory");
     }
     ok = dev_alloc(s, &s->weights, (size_t)u.total, "the weights") && copy_up(s, &u, p);
+    if (ok) s->weight_bytes = (size_t)u.total;
     free(u.p);
     if (!ok) return fail_state(s, err);
     rebase_matrix(&s->token_embd, s->weights);
@@ -421,6 +422,7 @@ static int alloc_buffers(qc_state *s)
              dev_array(s, &s->rope, (uint64_t)c->head_dim * s->n_ctx, "the RoPE table") &&
              dev_array(s, &s->d_token, 3 * nb + s->n_outputs, "the batch");
     if (!ok) return 0;
+    s->kv_bytes = 2 * cache * sizeof(__half);
     s->d_seq = s->d_token + nb;
     s->d_pos = (uint32_t *)(s->d_token + 2 * nb);
     s->d_rows = s->d_token + 3 * nb;
@@ -659,6 +661,17 @@ static void cuda_describe(const void *impl, char *buf, size_t cap)
              s->plain ? ", plain products" : "");
 }
 
+/* Device memory: the cache, the rest but the weights (the weights' copy is
+ * the context's weights figure), and all of it. */
+static void cuda_memory(const void *impl, qwen_memory *out)
+{
+    const qc_state *s = (const qc_state *)impl;
+    out->kv_cache = s->kv_bytes;
+    out->compute = s->vram_used - s->weight_bytes - s->kv_bytes;
+    out->device = s->vram_used;
+}
+
 extern "C" const qwen_backend qwen_backend_cuda = {
     "cuda",         cuda_open,      cuda_decode,   cuda_set_threads,
-    cuda_threads,   cuda_set_plain, cuda_describe, cuda_close};
+    cuda_threads,   cuda_set_plain, cuda_describe, cuda_close,
+    cuda_memory,    NULL};

@@ -70,6 +70,7 @@ struct qc_state {
     char device_name[256];
     int cc_major, cc_minor;
     size_t vram_total, vram_used;
+    size_t weight_bytes, kv_bytes;  /* of vram_used: the weights, the key and value caches */
 
     cudaStream_t stream;
     cublasHandle_t blas;
