@@ -321,6 +321,31 @@ GGUF_API uint64_t gguf_data_end(const gguf_file *f);
  * input.  Else 0. */
 GGUF_API int gguf_stopped_at_trailing(const gguf_file *f);
 
+/* 1 when f is read once, front to back: a pipe, a socket or other
+ * stream, or gzip-compressed input (decompressed as a stream even from a
+ * regular file).  Its tensors have no data pointer; their data is read
+ * with gguf_read_data() in offset order (gguf_tensor_order()).  0 for a
+ * mapped file or memory. */
+GGUF_API int gguf_is_stream(const gguf_file *f);
+
+/* The indices of f's tensors in the order of their data offsets (ties in
+ * directory order): gguf_tensor_count(f) entries owned by f, NULL when it
+ * has no tensors.  The order in which a stream must read tensor data;
+ * writers lay tensors out in directory order, so it is usually 0, 1, ... */
+GGUF_API const uint64_t *gguf_tensor_order(const gguf_file *f);
+
+/* 1 when f's tensor data is in the other byte order than this host's: the
+ * elements of its plain tensors (F32, F16, ...) must go through
+ * gguf_swap_elements() before use, and its quantized blocks cannot be read
+ * here.  0 when the data can be used as it is. */
+GGUF_API int gguf_data_swapped(const gguf_file *f);
+
+/* Byte-swaps the n elements of plain type `type` (F32, F16, BF16, F64, I8,
+ * I16, I32, I64: one element a block) at src into dst; dst may be src.
+ * Returns GGUF_OK, or GGUF_E_UNSUPPORTED for a quantized or unknown type,
+ * whose blocks mix fields of several sizes (dst unchanged). */
+GGUF_API int gguf_swap_elements(uint32_t type, void *dst, const void *src, uint64_t n);
+
 /* The memory mapping under a GGUF_INPUT_MAPPED file: stores its first byte
  * in *base and its length (the file's size when it was opened) in *len and
  * returns 1.  For any other input, and for a NULL f, stores NULL and 0 and

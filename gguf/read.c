@@ -871,6 +871,17 @@ const void *gguf_header_bytes(const gguf_file *f) { return f->src.base; }
 
 gg_source *gg_file_source(gguf_file *f) { return &f->src; }
 const uint64_t *gg_file_order(const gguf_file *f) { return f->by_offset; }
+const uint64_t *gguf_tensor_order(const gguf_file *f) { return f->by_offset; }
+
+int gguf_is_stream(const gguf_file *f)
+{
+    return f->src.mode == GGUF_INPUT_STREAM || f->src.mode == GGUF_INPUT_GZIP;
+}
+
+int gguf_data_swapped(const gguf_file *f)
+{
+    return (f->order == GGUF_BIG_ENDIAN) != (GG_HOST_ORDER == GGUF_BIG_ENDIAN);
+}
 
 int gguf_mapped_range(const gguf_file *f, const void **base, size_t *len)
 {

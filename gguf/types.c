@@ -120,3 +120,22 @@ const char *gguf_file_type_name(uint32_t file_type)
         if (file_types[i].id == file_type) return file_types[i].name;
     return NULL;
 }
+
+int gguf_swap_elements(uint32_t type, void *dst, const void *src, uint64_t n)
+{
+    const gguf_type_info *ti = gguf_type_get(type);
+    if (!ti || ti->quantized || ti->block_size != 1) return GGUF_E_UNSUPPORTED;
+    const size_t es = ti->type_size;
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    for (uint64_t i = 0; i < n; i++, d += es, s += es) {
+        /* element by element, so that dst may be src */
+        for (size_t k = 0; k < es / 2; k++) {
+            unsigned char a = s[k], b = s[es - 1 - k];
+            d[k] = b;
+            d[es - 1 - k] = a;
+        }
+        if (es % 2) d[es / 2] = s[es / 2];
+    }
+    return GGUF_OK;
+}

@@ -542,13 +542,13 @@ int qwen_model_open(qwen_model **out, const char *path, gguf_error *err)
      * has no mapping.  Said here, once, rather than at the first tensor. */
     for (uint32_t i = 0; i < gguf_split_count(set); i++) {
         const gguf_file *f = gguf_split_shard(set, i);
-        int mode = gguf_input_mode(f);
-        if (mode == GGUF_INPUT_STREAM || mode == GGUF_INPUT_GZIP) {
+        if (gguf_is_stream(f)) {
             st = qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
                            "%s: the model must be a regular, uncompressed file, which is "
                            "memory-mapped; this is %s", gguf_name(f),
-                           mode == GGUF_INPUT_GZIP ? "gzip-compressed (gunzip it first)"
-                                                   : "a pipe or other stream");
+                           gguf_input_mode(f) == GGUF_INPUT_GZIP
+                               ? "gzip-compressed (gunzip it first)"
+                               : "a pipe or other stream");
             gguf_split_close(set);
             return st;
         }

@@ -279,10 +279,71 @@ static void check_data(gguf_file *f, int be)
         CHECK(v == (float)i - 3.5f, "a[%d] = %g", i, v);
     }
     if (a->data) CHECK(memcmp(a->data, buf, 32) == 0, "mapped data of a");
+    /* The F32 elements through gguf_swap_elements when the byte order is
+     * not the host's; the Q8_0 blocks cannot be swapped. */
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    const int host_be = first == 0;
+    CHECK(gguf_data_swapped(f) == (be != host_be), "data swapped %d", gguf_data_swapped(f));
+    float fl[8];
+    if (gguf_data_swapped(f)) CHECK(gguf_swap_elements(GGUF_T_F32, fl, buf, 8) == GGUF_OK, "swap");
+    else memcpy(fl, buf, sizeof fl);
+    for (int i = 0; i < 8; i++) CHECK(fl[i] == (float)i - 3.5f, "a[%d] = %g in host order", i, fl[i]);
     CHECK(gguf_read_data(f, b->file_offset, buf, 68, &err) == GGUF_OK, "read b: %s", err.message);
     int ok = 1;
     for (int i = 0; i < 68; i++) ok &= buf[i] == (uint8_t)(i * 7 + 1);
     CHECK(ok, "b bytes");
+    CHECK(gguf_swap_elements(GGUF_T_Q8_0, buf, buf, 2) == GGUF_E_UNSUPPORTED &&
+              buf[0] == 1 && buf[67] == (uint8_t)(67 * 7 + 1), "quantized blocks not swapped");
+    /* directory order: a, b, z (z is empty, at offset 192) */
+    const uint64_t *order = gguf_tensor_order(f);
+    CHECK(order && order[0] == 0 && order[1] == 1 && order[2] == 2, "offset order");
+}
+
+/* gguf_swap_elements of every plain size, in place and not; tensor data
+ * out of directory order in gguf_tensor_order(). */
+static void test_swap_order(void)
+{
+    unsigned char in[16], outb[16];
+    for (int i = 0; i < 16; i++) in[i] = (unsigned char)i;
+    CHECK(gguf_swap_elements(GGUF_T_F16, outb, in, 8) == GGUF_OK && outb[0] == 1 && outb[1] == 0 &&
+              outb[15] == 14, "F16");
+    CHECK(gguf_swap_elements(GGUF_T_F64, outb, in, 2) == GGUF_OK && outb[0] == 7 && outb[7] == 0 &&
+              outb[8] == 15, "F64");
+    CHECK(gguf_swap_elements(GGUF_T_I8, outb, in, 16) == GGUF_OK && memcmp(outb, in, 16) == 0, "I8");
+    CHECK(gguf_swap_elements(GGUF_T_I32, in, in, 4) == GGUF_OK && in[0] == 3 && in[3] == 0 &&
+              in[4] == 7, "I32 in place");
+    CHECK(gguf_swap_elements(GGUF_T_Q4_K, outb, in, 1) == GGUF_E_UNSUPPORTED, "Q4_K refused");
+    CHECK(gguf_swap_elements(GGUF_T_COUNT, outb, in, 1) == GGUF_E_UNSUPPORTED, "unknown refused");
+
+    /* three tensors whose data lies in the order c, a, b */
+    struct bytes o = b_header(3, 0, 3, 0);
+    b_tensor(&o, "a", GGUF_T_I8, 1, (const uint64_t[]){32}, 32);
+    b_tensor(&o, "b", GGUF_T_I8, 1, (const uint64_t[]){32}, 64);
+    b_tensor(&o, "c", GGUF_T_I8, 1, (const uint64_t[]){32}, 0);
+    b_pad(&o, 32);
+    for (int i = 0; i < 96; i++) b_u8(&o, (uint8_t)i);
+    gguf_file *f = NULL;
+    gguf_error err;
+    REQUIRE(gguf_open_memory(&f, o.p, o.n, "mem", &err) == GGUF_OK, "%s", err.message);
+    const uint64_t *order = gguf_tensor_order(f);
+    CHECK(order && order[0] == 2 && order[1] == 0 && order[2] == 1, "offset order c, a, b");
+    CHECK(!gguf_is_stream(f), "memory is not a stream");
+    gguf_close(f);
+    pid_t child;
+    REQUIRE(open_pipe(&f, &o, GGUF_OPEN_SEQUENTIAL, &err, &child) == GGUF_OK, "%s", err.message);
+    CHECK(gguf_is_stream(f), "a pipe is a stream");
+    order = gguf_tensor_order(f);
+    CHECK(order && order[0] == 2 && order[1] == 0 && order[2] == 1, "stream: offset order c, a, b");
+    gguf_close(f);
+    waitpid(child, NULL, 0);
+    struct bytes e = b_header(3, 0, 0, 0);
+    REQUIRE(gguf_open_memory(&f, e.p, e.n, "empty", &err) == GGUF_OK, "%s", err.message);
+    CHECK(gguf_tensor_order(f) == NULL, "no tensors: NULL order");
+    gguf_close(f);
+    free(e.p);
+    free(o.p);
 }
 
 static void test_modes(uint32_t version, int be)
@@ -300,6 +361,7 @@ static void test_modes(uint32_t version, int be)
     REQUIRE(gguf_open(&ref, path, NULL, 0, &err) == GGUF_OK, "open v%u be%d: %s", version, be,
             err.message);
     CHECK(gguf_input_mode(ref) == GGUF_INPUT_MAPPED, "mapped mode");
+    CHECK(!gguf_is_stream(ref), "a mapped file is not a stream");
     CHECK(strcmp(gguf_name(ref), path) == 0, "name");
     CHECK(gguf_file_size(ref) == o.n, "size");
     check_values(ref, version, be, data_off);
@@ -316,6 +378,7 @@ static void test_modes(uint32_t version, int be)
         REQUIRE(gguf_open(&f, modes[m].p, "X", modes[m].flags, &err) == GGUF_OK, "%s: %s",
                 modes[m].what, err.message);
         CHECK(gguf_input_mode(f) == modes[m].mode, "%s mode %d", modes[m].what, gguf_input_mode(f));
+        CHECK(gguf_is_stream(f), "%s is a stream", modes[m].what);
         char *got = render(f);
         CHECK(strcmp(got, want) == 0, "%s differs:\n%s\nvs\n%s", modes[m].what, got, want);
         check_values(f, version, be, data_off);
@@ -627,6 +690,7 @@ int main(void)
     test_signals();
     test_gzip_rules();
     test_no_tensors_unpadded();
+    test_swap_order();
     rmdir(tmpdir);
     tu_finish();
 }

@@ -900,20 +900,6 @@ static int parse_values_arg(const char *arg, struct values_req *r)
     return 0;
 }
 
-static int host_is_big_endian(void)
-{
-    const uint16_t one = 1;
-    unsigned char b;
-    memcpy(&b, &one, 1);
-    return b == 0;
-}
-
-/* 1 when tensor data of f must be byte-swapped to be read on this host. */
-static int needs_swap(const gguf_file *f)
-{
-    return (gguf_byte_order(f) == GGUF_BIG_ENDIAN) != host_is_big_endian();
-}
-
 /* Why the data of tensor t cannot be turned into floats, written to buf
  * (n bytes); NULL when it can. */
 static const char *cannot_dequantize(const gguf_file *f, const gguf_tensor *t, char *buf,
@@ -928,7 +914,7 @@ static const char *cannot_dequantize(const gguf_file *f, const gguf_tensor *t, c
         snprintf(buf, n, "cannot dequantize type %s", tn);
         return buf;
     }
-    if (needs_swap(f) && gguf_type_get(t->type)->quantized) {
+    if (gguf_data_swapped(f) && gguf_type_get(t->type)->quantized) {
         snprintf(buf, n, "cannot dequantize %s data in a file of the other byte order", tn);
         return buf;
     }
@@ -942,14 +928,12 @@ static void blocks_to_floats(uint32_t type, const unsigned char *src, uint64_t n
                              int swap, unsigned char *tmp)
 {
     const gguf_type_info *ti = gguf_type_get(type);
-    uint64_t bytes = nb * ti->type_size;
+    /* The type and count were checked by the callers: a plain type when
+     * swapped (cannot_dequantize). */
     if (swap) {
-        size_t es = ti->type_size; /* a plain type: one element per block */
-        for (uint64_t i = 0; i < bytes; i += es)
-            for (size_t k = 0; k < es; k++) tmp[i + k] = src[i + es - 1 - k];
+        (void)gguf_swap_elements(type, tmp, src, nb);
         src = tmp;
     }
-    /* The type and count were checked by the callers. */
     (void)gguf_dequantize_row(type, src, dst, (int64_t)(nb * ti->block_size));
 }
 
@@ -974,7 +958,7 @@ static int dump_values(gguf_file *f, const struct options *o)
         unsigned char *buf;     /* owned, for streams */
         int ok;
     };
-    int status = CLI_EXIT_OK, swap = needs_swap(f);
+    int status = CLI_EXIT_OK, swap = gguf_data_swapped(f);
     const char *fname = gguf_name(f);
     struct vjob *jobs = calloc(o->n_values, sizeof *jobs);
     struct vjob **order = calloc(o->n_values, sizeof *order);
@@ -1009,8 +993,7 @@ static int dump_values(gguf_file *f, const struct options *o)
 
     /* Streams: read what is needed in offset order, the largest request
      * for a tensor first so that others of the same tensor share it. */
-    int stream = gguf_input_mode(f) == GGUF_INPUT_STREAM || gguf_input_mode(f) == GGUF_INPUT_GZIP;
-    if (stream) {
+    if (gguf_is_stream(f)) {
         for (size_t a = 1; a < o->n_values; a++) /* insertion sort: few requests */
             for (size_t b = a; b > 0; b--) {
                 struct vjob *x = order[b - 1], *y = order[b];
@@ -1111,7 +1094,7 @@ static int dump_values(gguf_file *f, const struct options *o)
     free(vals);
     free(tmp);
 
-    if (stream) {
+    if (gguf_is_stream(f)) {
         gguf_error err;
         if (gguf_read_to_end(f, &err) != GGUF_OK) {
             cli_message(err.message);
@@ -1248,7 +1231,7 @@ static int stats_segments(const gguf_tensor *t, const unsigned char *src, uint64
 static int tensor_stats(gguf_file *f, const gguf_tensor *t, struct vstats *s)
 {
     const gguf_type_info *ti = gguf_type_get(t->type);
-    int swap = needs_swap(f);
+    int swap = gguf_data_swapped(f);
     uint64_t nblocks = t->n_elements / ti->block_size;
     uint64_t seg = segment_blocks(ti->block_size);
     uint64_t nseg = (nblocks + seg - 1) / seg;
@@ -1310,10 +1293,7 @@ static int dump_stats(gguf_file *f, const struct options *o)
         int ok;
         char why[128];
     } *res = calloc(n ? n : 1, sizeof *res);
-    uint64_t *order = calloc(n ? n : 1, sizeof *order);
-    if (!res || !order) {
-        free(res);
-        free(order);
+    if (!res) {
         cli_error(fname, "out of memory");
         return CLI_EXIT_TROUBLE;
     }
@@ -1324,19 +1304,14 @@ static int dump_stats(gguf_file *f, const struct options *o)
         if (!t || (o->tensors_glob && !cli_glob_match(o->tensors_glob, t->name.ptr, t->name.len)))
             continue;
         res[i].t = t;
-        order[shown++] = i;
+        shown++;
     }
-    /* Offset order (the file order, usually), as streams need it. */
-    for (uint64_t a = 1; a < shown; a++)
-        for (uint64_t b = a; b > 0 && res[order[b - 1]].t->file_offset > res[order[b]].t->file_offset;
-             b--) {
-            uint64_t x = order[b - 1];
-            order[b - 1] = order[b];
-            order[b] = x;
-        }
+    /* Read in offset order (the file order, usually), as streams need it. */
+    const uint64_t *order = gguf_tensor_order(f);
     int read_failed = 0;
-    for (uint64_t k = 0; k < shown; k++) {
+    for (uint64_t k = 0; k < n; k++) {
         struct tres *r = &res[order[k]];
+        if (!r->t) continue;
         char name[160];
         if (cannot_dequantize(f, r->t, r->why, sizeof r->why)) {
             cli_error(fname, "tensor '%s': %s",
@@ -1356,8 +1331,7 @@ static int dump_stats(gguf_file *f, const struct options *o)
         }
         r->ok = 1;
     }
-    if (!read_failed && (gguf_input_mode(f) == GGUF_INPUT_STREAM ||
-                         gguf_input_mode(f) == GGUF_INPUT_GZIP)) {
+    if (!read_failed && gguf_is_stream(f)) {
         gguf_error err;
         if (gguf_read_to_end(f, &err) != GGUF_OK) {
             cli_message(err.message);
@@ -1494,7 +1468,6 @@ static int dump_stats(gguf_file *f, const struct options *o)
         }
     }
     free(res);
-    free(order);
     return status;
 }
 

@@ -464,7 +464,7 @@ static int make_plan(const struct options *o, const gguf_split *set, struct entr
     uint64_t n = gguf_split_tensor_count(set);
     const gguf_file *f0 = gguf_split_shard(set, 0);
     /* (a stream is always a set of one) */
-    int stream = gguf_input_mode(f0) == GGUF_INPUT_STREAM || gguf_input_mode(f0) == GGUF_INPUT_GZIP;
+    int stream = gguf_is_stream(f0);
     int fatal = 0;
     uint64_t prev_end = 0, prev = UINT64_MAX;
     char q[256], q2[256];
@@ -1342,8 +1342,7 @@ static int requant(struct options *o)
     /* --checksums: the values go into the header, which is written first,
      * so a first pass computes them (a stream cannot be read twice). */
     if (o->checksums && !o->dry_run) {
-        int m = gguf_input_mode(r.f);
-        if (m == GGUF_INPUT_STREAM || m == GGUF_INPUT_GZIP) {
+        if (gguf_is_stream(r.f)) {
             cli_error(gguf_name(r.f), "--checksums needs IN to be a file: the checksums go into "
                       "the header, before the data, so IN is read twice");
             goto done;

@@ -325,17 +325,11 @@ static void vfile_close(struct vfile *v)
     v->tensors = NULL;
 }
 
-static int is_stream(const gguf_file *f)
-{
-    int m = gguf_input_mode(f);
-    return m == GGUF_INPUT_STREAM || m == GGUF_INPUT_GZIP;
-}
-
 /* Hashes the file with `algo` (one pass; a stream can take only one).
  * Returns 0, or -1 (reported). */
 static int vfile_hash(struct vfile *v, uint32_t algo)
 {
-    if (v->passes && is_stream(v->f)) {
+    if (v->passes && gguf_is_stream(v->f)) {
         char msg[300];
         snprintf(msg, sizeof msg, "%s: a stream can be hashed with one algorithm only", v->shown);
         trouble(v, msg);
@@ -522,7 +516,7 @@ static uint64_t verify_open_file(struct vfile *v, int hash_algo, int embedded_to
     if (opt.model) check_model(v);
     int emb = embedded_too ? embedded(v, &arr) : 0;
     if (emb > 0 && hash_algo != GGUF_HASH_XXH3) {
-        if (is_stream(v->f)) {
+        if (gguf_is_stream(v->f)) {
             if (!opt.status)
                 cli_error(v->shown, "note: embedded XXH3 checksums not checked (a stream is read "
                           "once, here for %s)", gguf_hash_name((uint32_t)hash_algo));
@@ -536,7 +530,7 @@ static uint64_t verify_open_file(struct vfile *v, int hash_algo, int embedded_to
             emb = 0;
         }
     }
-    if (hash_algo >= 0 || is_stream(v->f)) {
+    if (hash_algo >= 0 || gguf_is_stream(v->f)) {
         uint32_t a = hash_algo >= 0 ? (uint32_t)hash_algo : GGUF_HASH_XXH3;
         if (vfile_hash(v, a)) return 0;
     }
@@ -1210,7 +1204,7 @@ static int embed(const char *in, const char *outp)
     uint64_t *sums = NULL;
     gguf_error err;
     err.message[0] = '\0';
-    if (is_stream(v.f)) {
+    if (gguf_is_stream(v.f)) {
         cli_error(in, "--embed needs a file: the checksums go into the header, before the data, "
                   "so the input is read twice");
         goto done;
