@@ -8,7 +8,8 @@ tools_libcli_la_LIBADD = -lm
 
 bin_PROGRAMS += gguf-dump
 gguf_dump_SOURCES = tools/gguf-dump.c tools/dump-diff.c tools/dump-diff.h \
-	tools/dump-estimate.c tools/dump-estimate.h
+	tools/dump-estimate.c tools/dump-estimate.h tools/dump-values.c tools/dump-values.h \
+	tools/dump-common.c tools/dump-common.h
 gguf_dump_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 gguf_dump_LDFLAGS = $(OPENMP_CFLAGS)
 gguf_dump_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm
