@@ -27,6 +27,7 @@
 #include "tools/guard.h"
 #include "tools/mixture.h"
 #include "tools/outset.h"
+#include "tools/progress.h"
 #include "tools/imatrix.h"
 #include "tools/preset.h"
 
@@ -718,37 +719,24 @@ done:
 /* Progress (stderr, only on a terminal)                                     */
 
 struct progress {
-    int on;
+    cli_progress line;
     uint64_t total, done;       /* input bytes */
     uint64_t n_tensors;
-    struct timespec last;
-    int shown;                  /* a line is on the screen */
 };
 
 static void progress_show(struct progress *p, uint64_t i, const gguf_tensor *t, int force)
 {
-    if (!p->on) return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double dt = (double)(ts.tv_sec - p->last.tv_sec) + (ts.tv_nsec - p->last.tv_nsec) * 1e-9;
-    if (!force && p->shown && dt < 0.1) return;
-    p->last = ts;
+    if (!p->line.on) return;
     char esc[96];
     cli_text_escape(esc, sizeof esc, t->name.ptr, t->name.len < 60 ? t->name.len : 60);
     int pct = p->total ? (int)(100.0 * (double)p->done / (double)p->total) : 100;
-    fprintf(stderr, "\r%s: %3d%%  tensor %llu/%llu %s\033[K", cli_prog, pct,
-            (unsigned long long)(i + 1), (unsigned long long)p->n_tensors, esc);
-    fflush(stderr);
-    p->shown = 1;
+    cli_progress_show(&p->line, force, "%3d%%  tensor %llu/%llu %s", pct,
+                      (unsigned long long)(i + 1), (unsigned long long)p->n_tensors, esc);
 }
 
 static void progress_clear(struct progress *p)
 {
-    if (p->on && p->shown) {
-        fputs("\r\033[K", stderr);
-        fflush(stderr);
-    }
-    p->shown = 0;
+    cli_progress_clear(&p->line);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1353,7 +1341,7 @@ static int requant(struct options *o)
             cli_error(NULL, "out of memory");
             goto done;
         }
-        r.prog.on = !o->quiet && cli_isatty(2);
+        cli_progress_init(&r.prog.line, !o->quiet);
         r.prog.n_tensors = n;
         for (uint64_t i = 0; i < n; i++) r.prog.total += entries[i].t->size;
         r.prepass = 1;
@@ -1362,7 +1350,7 @@ static int requant(struct options *o)
         r.prog.done = 0;
     }
 
-    r.prog.on = !o->quiet && cli_isatty(2);
+    cli_progress_init(&r.prog.line, !o->quiet);
     r.prog.n_tensors = n;
     r.prog.total = 0;
     for (uint64_t i = 0; i < n; i++) r.prog.total += entries[i].t->size;

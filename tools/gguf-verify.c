@@ -25,6 +25,7 @@
 #include "tools/cli.h"
 #include "tools/guard.h"
 #include "tools/manifest.h"
+#include "tools/progress.h"
 
 /* Files over 1 GB show progress on a terminal. */
 #define PROGRESS_MIN UINT64_C(1000000000)
@@ -153,37 +154,19 @@ static void result_line(const char *file, const char *part, size_t part_len, con
 
 struct progress {
     const char *name;
-    int shown;
-    struct timespec last;
+    cli_progress line;
 };
 
 static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 {
     struct progress *p = ctx;
     if ((total ? total : done) <= PROGRESS_MIN) return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double dt = (double)(ts.tv_sec - p->last.tv_sec) + (ts.tv_nsec - p->last.tv_nsec) * 1e-9;
-    if (p->shown && dt < 0.1 && done != total) return;
-    p->last = ts;
     char esc[256];
     cli_text_escape(esc, sizeof esc, p->name, strlen(p->name));
     if (total)
-        fprintf(stderr, "\r%s: %s: %3d%%\033[K", cli_prog, esc, (int)(100.0 * done / total));
+        cli_progress_show(&p->line, done == total, "%s: %3d%%", esc, (int)(100.0 * done / total));
     else
-        fprintf(stderr, "\r%s: %s: %llu MiB\033[K", cli_prog, esc,
-                (unsigned long long)(done >> 20));
-    fflush(stderr);
-    p->shown = 1;
-}
-
-static void progress_clear(struct progress *p)
-{
-    if (p->shown) {
-        fputs("\r\033[K", stderr);
-        fflush(stderr);
-    }
-    p->shown = 0;
+        cli_progress_show(&p->line, 0, "%s: %llu MiB", esc, (unsigned long long)(done >> 20));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -335,13 +318,15 @@ static int vfile_hash(struct vfile *v, uint32_t algo)
         trouble(v, msg);
         return -1;
     }
-    struct progress p = { v->shown, 0, { 0, 0 } };
-    int show = !opt.quiet && !opt.status && cli_isatty(2);
+    struct progress p;
+    p.name = v->shown;
+    cli_progress_init(&p.line, !opt.quiet && !opt.status);
+    int show = p.line.on;
     gguf_error err;
     err.message[0] = '\0';
     int rc = gguf_hash_file(v->f, algo, &v->whole, &v->meta, v->want_data ? &v->data : NULL,
                             v->tensors, show ? progress_cb : NULL, &p, &err);
-    progress_clear(&p);
+    cli_progress_clear(&p.line);
     v->passes++;
     v->hashed = 0;
     if (rc) {

@@ -2,7 +2,7 @@
 noinst_LTLIBRARIES += tools/libcli.la
 tools_libcli_la_SOURCES = tools/cli.c tools/cli.h tools/guard.c tools/guard.h tools/value.c \
 	tools/preset.c tools/preset.h \
-	tools/outset.c tools/outset.h tools/mdiff.c tools/mdiff.h \
+	tools/outset.c tools/outset.h tools/mdiff.c tools/mdiff.h tools/progress.c tools/progress.h \
 	tools/value.h
 tools_libcli_la_LIBADD = -lm
 

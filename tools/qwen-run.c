@@ -33,6 +33,7 @@
 #include "infer/tokenizer.h"
 #include "tools/cli.h"
 #include "tools/guard.h"
+#include "tools/progress.h"
 #ifdef HAVE_CUDA
 #include "infer/cuda/cuda.h"
 #define CUDA_IN_BUILD "built in"
@@ -562,12 +563,11 @@ static int print_top_logits(const float *logits, int32_t n, long top)
 /* qwen_params.progress on a terminal: the upload of the weights to the GPU. */
 static void upload_progress(void *user, uint64_t done, uint64_t total)
 {
-    (void)user;
+    cli_progress *line = user;
     if (done < total)
-        fprintf(stderr, "\r%s: uploading weights %3d%%\033[K", cli_prog,
-                total ? (int)(done * 100 / total) : 100);
+        cli_progress_show(line, 0, "uploading weights %3d%%", total ? (int)(done * 100 / total) : 100);
     else
-        fputs("\r\033[K", stderr);
+        cli_progress_clear(line);
 }
 
 /* The backend --device asks for: "cpu" or "cuda" in *backend, and
@@ -645,7 +645,12 @@ static int load(struct run *R)
     }
     int fallback = 0; /* 1: auto chose CUDA, which may refuse the model */
     if ((rc = pick_device(&p.backend, &fallback)) != 0) return rc;
-    if (cli_isatty(2)) p.progress = upload_progress;
+    static cli_progress upload_line;
+    cli_progress_init(&upload_line, 1);
+    if (upload_line.on) {
+        p.progress = upload_progress;
+        p.progress_user = &upload_line;
+    }
     rc = qwen_context_new(&R->ctx, R->model, &p, &err);
     if (rc == GGUF_E_UNSUPPORTED && fallback) {
         /* auto: a model the GPU cannot run runs on the CPU */
