@@ -337,6 +337,33 @@ static void test_forms(void)
             }
     CHECK(!manifest_style_has(MANIFEST_GNU, GGUF_HASH_CRC32) && !manifest_style_has(MANIFEST_BSD, GGUF_HASH_CRC32),
           "no GNU or BSD form for CRC-32");
+    /* part lines (FILE:PART) of every algorithm parse back to the name
+     * FILE:PART, escaped where the file or the part needs it */
+    static const char *const parts[][2] = {{"m.gguf", "blk.0.attn_q.weight"},
+                                           {"m.gguf", "we\\ird\npart"},
+                                           {"a\nb.gguf", "t"}};
+    for (uint32_t a = 0; a < GGUF_HASH_COUNT; a++)
+        for (size_t pi = 0; pi < sizeof parts / sizeof parts[0]; pi++) {
+            gguf_digest d;
+            gguf_hash_buffer(a, "abc", 3, &d);
+            char buf[512], want[128];
+            cli_out o = { -1, buf, sizeof buf, 0, 0 };
+            manifest_put_part_line(&o, &d, parts[pi][0], parts[pi][1], strlen(parts[pi][1]));
+            CHECK(o.len > 0 && buf[o.len - 1] == '\n', "part line: one line");
+            snprintf(want, sizeof want, "%s:%s", parts[pi][0], parts[pi][1]);
+            manifest_entry e;
+            memset(&e, 0, sizeof e);
+            int k = manifest_parse_line(buf, o.len - 1, &e);
+            CHECK(k == 1 && e.algo == a && e.style == MANIFEST_OWN && gguf_digest_equal(&e.want, &d) &&
+                      e.len == strlen(want) && memcmp(e.name, want, e.len) == 0,
+                  "%s part line '%s': parses back", gguf_hash_name(a), want);
+            if (k == 1) free(e.name);
+            /* the name alone, as result lines give it */
+            cli_out n = { -1, buf, sizeof buf, 0, 0 };
+            manifest_put_name(&n, parts[pi][0], parts[pi][1], strlen(parts[pi][1]));
+            int esc = strpbrk(want, "\\\n") != NULL;
+            CHECK(n.len > 0 && (buf[0] == '\\') == esc, "name '%s': the marker when escaped", want);
+        }
 }
 
 int main(void)

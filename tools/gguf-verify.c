@@ -112,26 +112,6 @@ static void usage(void)
 /* ------------------------------------------------------------------------ */
 /* Names in output lines                                                     */
 
-/* Starts a line about FILE or FILE:PART (part may be NULL) with the escape
- * marker when either needs escaping: sha256sum puts it first on the line. */
-static void put_marker(const char *file, const char *part, size_t part_len)
-{
-    if (manifest_needs_escape(file, strlen(file)) ||
-        (part && manifest_needs_escape(part, part_len)))
-        cli_out_putc(out, '\\');
-}
-
-/* Appends FILE or FILE:PART escaped, after the marker. */
-static void put_name(const char *file, const char *part, size_t part_len)
-{
-    put_marker(file, part, part_len);
-    manifest_put_escaped(out, file, strlen(file));
-    if (part) {
-        cli_out_putc(out, ':');
-        manifest_put_escaped(out, part, part_len);
-    }
-}
-
 /* Prints "NAME: WORD" (and ": detail") on standard output unless --status;
  * OK lines also not with --quiet. */
 static void result_line(const char *file, const char *part, size_t part_len, const char *word,
@@ -139,7 +119,7 @@ static void result_line(const char *file, const char *part, size_t part_len, con
 {
     if (opt.status) return;
     if (opt.quiet && strcmp(word, "OK") == 0) return;
-    put_name(file, part, part_len);
+    manifest_put_name(out, file, part, part_len);
     cli_out_str(out, ": ");
     cli_out_str(out, word);
     if (detail) {
@@ -534,32 +514,17 @@ static uint64_t verify_open_file(struct vfile *v, int hash_algo, int embedded_to
 /* Prints the manifest lines of a hashed file. */
 static void write_manifest(const struct vfile *v)
 {
-    char hex[GGUF_DIGEST_HEX_MAX];
-    const char *algo = gguf_hash_name(v->algo);
     /* the whole file in the style asked for (parse_options checked it has
      * a form for the algorithm) */
     manifest_put_line(out, opt.style, &v->whole, v->name, strlen(v->name));
     if (opt.files_only) return;
     uint64_t n = gguf_tensor_count(v->f);
     /* The metadata line is left out when a tensor has its name. */
-    if (!gguf_tensor_find(v->f, MANIFEST_META_PART)) {
-        put_marker(v->name, MANIFEST_META_PART, MANIFEST_META_PART_LEN);
-        cli_out_str(out, algo);
-        cli_out_printf(out, "  %s  ", gguf_digest_hex(&v->meta, hex));
-        manifest_put_escaped(out, v->name, strlen(v->name));
-        cli_out_putc(out, ':');
-        cli_out_str(out, MANIFEST_META_PART);
-        cli_out_putc(out, '\n');
-    }
+    if (!gguf_tensor_find(v->f, MANIFEST_META_PART))
+        manifest_put_part_line(out, &v->meta, v->name, MANIFEST_META_PART, MANIFEST_META_PART_LEN);
     for (uint64_t i = 0; i < n; i++) {
         const gguf_tensor *t = gguf_tensor_at(v->f, i);
-        put_marker(v->name, t->name.ptr, t->name.len);
-        cli_out_str(out, algo);
-        cli_out_printf(out, "  %s  ", gguf_digest_hex(&v->tensors[i], hex));
-        manifest_put_escaped(out, v->name, strlen(v->name));
-        cli_out_putc(out, ':');
-        manifest_put_escaped(out, t->name.ptr, t->name.len);
-        cli_out_putc(out, '\n');
+        manifest_put_part_line(out, &v->tensors[i], v->name, t->name.ptr, t->name.len);
     }
 }
 

@@ -219,6 +219,42 @@ int manifest_put_line(cli_out *o, int style, const gguf_digest *d, const char *n
     return 0;
 }
 
+/* FILE or FILE:PART escaped, without the marker. */
+static void put_file_part(cli_out *o, const char *file, const char *part, size_t part_len)
+{
+    manifest_put_escaped(o, file, strlen(file));
+    if (part) {
+        cli_out_putc(o, ':');
+        manifest_put_escaped(o, part, part_len);
+    }
+}
+
+/* The escape marker, when FILE or PART needs escaping. */
+static void put_marker(cli_out *o, const char *file, const char *part, size_t part_len)
+{
+    if (manifest_needs_escape(file, strlen(file)) || (part && manifest_needs_escape(part, part_len)))
+        cli_out_putc(o, '\\');
+}
+
+void manifest_put_name(cli_out *o, const char *file, const char *part, size_t part_len)
+{
+    put_marker(o, file, part, part_len);
+    put_file_part(o, file, part, part_len);
+}
+
+void manifest_put_part_line(cli_out *o, const gguf_digest *d, const char *file, const char *part,
+                            size_t part_len)
+{
+    char hex[GGUF_DIGEST_HEX_MAX];
+    put_marker(o, file, part, part_len);
+    cli_out_str(o, gguf_hash_name(d->algo));
+    cli_out_str(o, "  ");
+    cli_out_str(o, gguf_digest_hex(d, hex));
+    cli_out_str(o, "  ");
+    put_file_part(o, file, part, part_len);
+    cli_out_putc(o, '\n');
+}
+
 /* ------------------------------------------------------------------------ */
 /* Lines of a manifest                                                       */
 

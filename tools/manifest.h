@@ -134,6 +134,17 @@ void manifest_put_escaped(cli_out *o, const char *s, size_t n);
  * (CRC-32 in GNU or BSD style) and nothing is written. */
 int manifest_put_line(cli_out *o, int style, const gguf_digest *d, const char *name, size_t n);
 
+/* Writes FILE, or FILE:PART when part is not NULL (part_len bytes), as a
+ * line names it: escaped, after the escape marker that sha256sum puts
+ * first on a line when either part needs escaping. */
+void manifest_put_name(cli_out *o, const char *file, const char *part, size_t part_len);
+
+/* Writes the line "ALGO  HEX  FILE:PART" of a part of a file (a tensor's
+ * name, or MANIFEST_META_PART) with digest d, in gguf-verify's own style,
+ * escaped where needed. */
+void manifest_put_part_line(cli_out *o, const gguf_digest *d, const char *file, const char *part,
+                            size_t part_len);
+
 /* Whether the style has a form for algorithm algo (see manifest_put_line). */
 int manifest_style_has(int style, uint32_t algo);
 
