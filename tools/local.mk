@@ -24,7 +24,8 @@ gguf_edit_SOURCES = tools/gguf-edit.c
 gguf_edit_LDADD = tools/libcli.la gguf/libgguf.la -lm
 
 bin_PROGRAMS += gguf-verify
-gguf_verify_SOURCES = tools/gguf-verify.c tools/manifest.c tools/manifest.h
+gguf_verify_SOURCES = tools/gguf-verify.c tools/verify.h tools/verify-file.c tools/verify-check.c \
+	tools/verify-embed.c tools/manifest.c tools/manifest.h
 gguf_verify_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm
 gguf_verify_LDFLAGS = $(OPENMP_CFLAGS)
 
