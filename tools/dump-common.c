@@ -45,3 +45,14 @@ void dump_file_line(cli_out *o, const gguf_file *f)
                    nt == 1 ? "" : "s", gguf_alignment(f), (unsigned long long)gguf_data_offset(f),
                    (unsigned long long)gguf_file_size(f));
 }
+
+void dump_json_type(cli_out *o, const char *name)
+{
+    if (!name) {
+        cli_out_str(o, "null");
+        return;
+    }
+    cli_out_putc(o, '"');
+    cli_out_str(o, name);
+    cli_out_putc(o, '"');
+}

@@ -19,6 +19,10 @@ size_t dump_fmt_dims(char *buf, const gguf_tensor *t);
  * little-endian, N key/value pairs, ...". */
 void dump_file_line(cli_out *o, const gguf_file *f);
 
+/* A type name as a JSON value: "Q4_K", or null for NULL (a type id
+ * libgguf does not know). */
+void dump_json_type(cli_out *o, const char *name);
+
 /* A key or tensor name in the text view: escaped, without quotes. */
 static inline void dump_put_name(cli_out *o, gguf_str s)
 {

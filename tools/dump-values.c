@@ -503,13 +503,7 @@ int dump_stats(cli_out *out, gguf_file *f, const char *tensors_glob, int json)
             cli_out_str(out, ", \"name\": ");
             cli_out_json_str(out, r->t->name.ptr, r->t->name.len);
             cli_out_str(out, ", \"type\": ");
-            if (tn) {
-                cli_out_putc(out, '"');
-                cli_out_str(out, tn);
-                cli_out_putc(out, '"');
-            } else {
-                cli_out_str(out, "null");
-            }
+            dump_json_type(out, tn);
             cli_out_str(out, ", \"elements\": ");
             cli_out_u64(out, r->t->n_elements);
             int have = r->ok && r->s.finite;

@@ -623,13 +623,7 @@ static void json_tensors(const gguf_split *set, const struct options *o)
         cli_out_json_str(out, t->name.ptr, t->name.len);
         const char *tn = type_name_or_null(t->type);
         cli_out_str(out, ", \"type\": ");
-        if (tn) {
-            cli_out_putc(out, '"');
-            cli_out_str(out, tn);
-            cli_out_putc(out, '"');
-        } else {
-            cli_out_str(out, "null");
-        }
+        dump_json_type(out, tn);
         cli_out_str(out, ", \"type_id\": ");
         cli_out_u64(out, t->type);
         char dims[96];
@@ -688,13 +682,7 @@ static void json_summary(const gguf_file *f, const struct summary *s)
         const char *tn = t < GGUF_T_COUNT ? gguf_type_str((uint32_t)t) : NULL;
         cli_out_str(out, first ? "\n      {\"type\": " : ",\n      {\"type\": ");
         first = 0;
-        if (tn) {
-            cli_out_putc(out, '"');
-            cli_out_str(out, tn);
-            cli_out_putc(out, '"');
-        } else {
-            cli_out_str(out, "null");
-        }
+        dump_json_type(out, tn);
         cli_out_str(out, ", \"tensors\": ");
         cli_out_u64(out, st->tensors);
         cli_out_str(out, ", \"parameters\": ");
