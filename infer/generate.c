@@ -49,6 +49,8 @@ struct slot {
     qwen_utf8 dec;
     qwen_think_filter think;
     int first_id;           /* print_ids: no space before the next id */
+    char *hold;             /* stop strings: reply text held back (g->hold_cap bytes) */
+    size_t held;
     int fed_prompt;         /* the step being built feeds its prompt */
     qwen_gen_reply r;
 };
@@ -63,6 +65,10 @@ struct qwen_generator {
     qwen_batch batch;
     int32_t end[N_END];
     float *masked;          /* (n_vocab) ignore_eos: logits with the end ids at -inf */
+    size_t stop_max;        /* the longest stop string */
+    size_t hold_cap;        /* room of each slot's hold */
+    int32_t top_id[QWEN_LOGPROBS_MAX];
+    float top_lp[QWEN_LOGPROBS_MAX];
     uint64_t n_started;     /* conversations taken so far */
     qwen_gen_totals totals;
 };
@@ -74,6 +80,7 @@ const char *qwen_stop_name(enum qwen_stop s)
     case QWEN_STOP_LENGTH: return "length";
     case QWEN_STOP_CONTEXT: return "context";
     case QWEN_STOP_CANCELLED: return "cancelled";
+    case QWEN_STOP_STRING: return "stop";
     }
     return "?";
 }
@@ -100,6 +107,7 @@ void qwen_generator_free(qwen_generator *g)
     for (uint32_t i = 0; g->slots && i < g->n_seq; i++) {
         qwen_sampler_free(g->slots[i].sampler);
         qwen_ids_free(&g->slots[i].ids);
+        free(g->slots[i].hold);
     }
     free(g->slots);
     qwen_batch_free(&g->batch);
@@ -122,8 +130,25 @@ int qwen_generator_new(qwen_generator **out, qwen_context *ctx, const qwen_token
                          "%s: a batch of %" PRIu32 " tokens with %" PRIu32 " logits cannot hold a "
                          "token of each of %" PRIu32 " sequences", gguf_name(m->file), cp->n_batch,
                          cp->n_outputs, cp->n_seq);
+    if (p->n_logprobs > QWEN_LOGPROBS_MAX)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "%" PRIu32 " log-probabilities: at most %d",
+                         p->n_logprobs, QWEN_LOGPROBS_MAX);
+    if (p->n_stop && !p->stop)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_generator_new: NULL stop strings");
+    size_t stop_max = 0;
+    for (size_t i = 0; i < p->n_stop; i++) {
+        const size_t len = p->stop[i] ? strlen(p->stop[i]) : 0;
+        if (len == 0 || len > QWEN_STOP_LEN_MAX)
+            return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                             "stop string %zu is %s: expected 1 .. %d bytes", i + 1,
+                             len ? "too long" : "empty", QWEN_STOP_LEN_MAX);
+        if (len > stop_max) stop_max = len;
+    }
     qwen_generator *g = calloc(1, sizeof *g);
     if (!g) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
+    g->stop_max = stop_max;
+    /* what may begin a stop string, and a token's text after it */
+    g->hold_cap = stop_max ? stop_max + QWEN_UTF8_OUT_MAX(PIECE) : 0;
     g->ctx = ctx;
     g->tok = tok;
     g->m = m;
@@ -134,8 +159,11 @@ int qwen_generator_new(qwen_generator **out, qwen_context *ctx, const qwen_token
     int st = GGUF_OK;
     if (!(g->slots = calloc(g->n_seq, sizeof *g->slots)))
         st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
-    for (uint32_t i = 0; !st && i < g->n_seq; i++)
+    for (uint32_t i = 0; !st && i < g->n_seq; i++) {
         st = qwen_sampler_new(&g->slots[i].sampler, &p->sampler, (int32_t)m->config.n_vocab, err);
+        if (!st && g->hold_cap && !(g->slots[i].hold = malloc(g->hold_cap)))
+            st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
+    }
     if (!st) st = qwen_batch_init(&g->batch, g->n_batch, err);
     if (!st && p->ignore_eos && !(g->masked = malloc((size_t)m->config.n_vocab * sizeof *g->masked)))
         st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
@@ -214,16 +242,66 @@ int qwen_prompt_logits(qwen_context *ctx, int32_t seq, const int32_t *ids, size_
     return st;
 }
 
+/* Passes n bytes of slot s's reply text on (silent: only looks at them)
+ * past the stop strings: bytes that may begin one are held until they
+ * cannot.  Returns 0; 1 when a stop string is complete (the text before it
+ * passed on, it and the rest dropped); -1 when text() failed. */
+static int stop_feed(qwen_generator *g, struct slot *s, const qwen_gen_io *io, const char *p,
+                     size_t n, int silent)
+{
+    if (!g->p.n_stop) return n && !silent ? (io->text(io->user, s->k, p, n) ? -1 : 0) : 0;
+    while (n > 0) {
+        size_t k = g->hold_cap - s->held < n ? g->hold_cap - s->held : n;
+        memcpy(s->hold + s->held, p, k);
+        s->held += k;
+        p += k;
+        n -= k;
+        /* the first place a stop string is complete: the hold had none
+         * before these bytes */
+        size_t at = SIZE_MAX;
+        for (size_t i = 0; i < g->p.n_stop; i++) {
+            const size_t len = strlen(g->p.stop[i]);
+            for (size_t j = 0; j + len <= s->held && j < at; j++)
+                if (memcmp(s->hold + j, g->p.stop[i], len) == 0) {
+                    at = j;
+                    break;
+                }
+        }
+        if (at != SIZE_MAX) {
+            int rc = at && !silent ? io->text(io->user, s->k, s->hold, at) : 0;
+            s->held = 0;
+            return rc ? -1 : 1;
+        }
+        /* keep the longest end that begins a stop string */
+        size_t keep = 0;
+        for (size_t i = 0; i < g->p.n_stop; i++) {
+            const size_t len = strlen(g->p.stop[i]);
+            for (size_t m = (len - 1 < s->held ? len - 1 : s->held); m > keep; m--)
+                if (memcmp(s->hold + s->held - m, g->p.stop[i], m) == 0) {
+                    keep = m;
+                    break;
+                }
+        }
+        const size_t out = s->held - keep;
+        if (out && !silent && io->text(io->user, s->k, s->hold, out)) return -1;
+        memmove(s->hold, s->hold + out, keep);
+        s->held = keep;
+    }
+    return 0;
+}
+
 /* Passes the n bytes of token id of slot s's reply on, through the
- * thinking filter and the UTF-8 decoder.  Returns 0, or -1 when text()
- * failed. */
+ * thinking filter, the UTF-8 decoder and the stop strings.  Returns 0, 1
+ * when a stop string is complete, or -1 when text() failed. */
 static int emit_token(qwen_generator *g, struct slot *s, const qwen_gen_io *io, int32_t id)
 {
     char buf[QWEN_UTF8_OUT_MAX(PIECE)];
+    const int silent = g->p.print_ids;
     if (g->p.print_ids) {
         int k = snprintf(buf, sizeof buf, "%s%" PRId32, s->first_id ? "" : " ", id);
         s->first_id = 0;
-        return io->text(io->user, s->k, buf, (size_t)k);
+        if (io->text(io->user, s->k, buf, (size_t)k)) return -1;
+        if (!g->p.n_stop) return 0;
     }
     if (is_end(g, id) || qwen_token_type(g->tok, id) == QWEN_TOKEN_CONTROL) return 0;
     size_t n;
@@ -232,19 +310,31 @@ static int emit_token(qwen_generator *g, struct slot *s, const qwen_gen_io *io, 
     while (n > 0) {
         size_t k = n < PIECE ? n : PIECE;
         size_t w = qwen_utf8_feed(&s->dec, p, k, buf);
-        if (w && io->text(io->user, s->k, buf, w)) return -1;
+        int rc = w ? stop_feed(g, s, io, buf, w, silent) : 0;
+        if (rc) return rc;
         p += k;
         n -= k;
     }
     return 0;
 }
 
-/* Ends slot s's conversation for reason why: the held bytes out, done(). */
+/* Ends slot s's conversation for reason why: the held bytes out (not after
+ * a stop string), done(). */
 static int finish(qwen_generator *g, struct slot *s, const qwen_gen_io *io, enum qwen_stop why)
 {
-    char buf[8];
-    size_t w = qwen_utf8_flush(&s->dec, buf);
-    int rc = w ? io->text(io->user, s->k, buf, w) : 0;
+    int rc = 0;
+    if (why != QWEN_STOP_STRING) {
+        char buf[8];
+        size_t w = qwen_utf8_flush(&s->dec, buf);
+        rc = w ? stop_feed(g, s, io, buf, w, g->p.print_ids) : 0;
+        if (rc == 1) {
+            why = QWEN_STOP_STRING;
+            rc = 0;
+        } else if (!rc && s->held && !g->p.print_ids) {
+            rc = io->text(io->user, s->k, s->hold, s->held) ? -1 : 0;
+        }
+    }
+    s->held = 0;
     s->r.stop = why;
     s->state = SLOT_FREE;
     g->totals.gen_tokens += s->r.n_gen;
@@ -265,6 +355,7 @@ static int start(qwen_generator *g, struct slot *s, int32_t seq, const qwen_gen_
     s->row = -1;
     s->first_id = 1;
     s->dec = (qwen_utf8)QWEN_UTF8_INIT;
+    s->held = 0;
     qwen_think_filter_init(&s->think, g->tok);
     if (s->ids.n == 0) {
         s->state = SLOT_REPLY;
@@ -275,6 +366,15 @@ static int start(qwen_generator *g, struct slot *s, int32_t seq, const qwen_gen_
         return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
                          "%s: the prompt is %zu tokens, longer than the context of %" PRIu32
                          " (see -c)", gguf_name(g->m->file), s->ids.n, g->n_ctx);
+    /* a context shift keeps the conversation's tokens here: room for a
+     * full context and the token chosen after it, so that no step
+     * allocates */
+    if (g->p.context_shift && s->ids.cap < (size_t)g->n_ctx + 1) {
+        int32_t *v = realloc(s->ids.v, ((size_t)g->n_ctx + 1) * sizeof *v);
+        if (!v) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(g->m->file));
+        s->ids.v = v;
+        s->ids.cap = (size_t)g->n_ctx + 1;
+    }
     qwen_seq_clear(g->ctx, seq);
     qwen_sampler_reset(s->sampler);
     qwen_sampler_seed(s->sampler, g->p.sampler.seed);
@@ -282,6 +382,58 @@ static int start(qwen_generator *g, struct slot *s, int32_t seq, const qwen_gen_
     s->r.n_prompt = s->ids.n;
     s->state = SLOT_PROMPT;
     return GGUF_OK;
+}
+
+/* The log-softmax of logits / temp (temp 1 when not above 0) at id, and
+ * the n most likely into g->top_id, g->top_lp (most likely first, the
+ * lower id first among equals).  Tokens at -inf are left out of the top;
+ * fewer than n when fewer are finite.  Returns the number in the top. */
+static uint32_t logprobs(qwen_generator *g, const float *logits, int32_t id, float *lp_id)
+{
+    const int32_t nv = (int32_t)g->m->config.n_vocab;
+    const double t = g->p.sampler.temp > 0 ? g->p.sampler.temp : 1.0;
+    float mx = -INFINITY;
+    for (int32_t i = 0; i < nv; i++)
+        if (logits[i] > mx) mx = logits[i];
+    double sum = 0;
+    for (int32_t i = 0; i < nv; i++) sum += exp(((double)logits[i] - mx) / t);
+    const double lse = (double)mx / t + log(sum);
+    *lp_id = (float)((double)logits[id] / t - lse);
+    uint32_t n = 0;
+    const uint32_t want = g->p.n_logprobs;
+    for (int32_t i = 0; i < nv; i++) {
+        if (logits[i] == -INFINITY) continue;
+        if (n == want && !(logits[i] > logits[g->top_id[n - 1]])) continue;
+        uint32_t j = n < want ? n++ : n - 1;
+        while (j > 0 && logits[i] > logits[g->top_id[j - 1]]) {
+            g->top_id[j] = g->top_id[j - 1];
+            j--;
+        }
+        g->top_id[j] = i;
+    }
+    for (uint32_t k = 0; k < n; k++) g->top_lp[k] = (float)((double)logits[g->top_id[k]] / t - lse);
+    return n;
+}
+
+/* Makes room in slot s's full sequence (sequence seq): keeps the first
+ * n_keep tokens of the conversation, drops half of the rest, and feeds the
+ * kept ones and id (chosen, not fed) again as a prompt.  Returns 1 when it
+ * did, 0 when nothing can be dropped. */
+static int shift(qwen_generator *g, struct slot *s, int32_t seq, int32_t id)
+{
+    const size_t n_past = s->ids.n;     /* the prompt and the reply's tokens fed */
+    size_t keep = g->p.n_keep < 0 ? (size_t)s->r.n_prompt : (size_t)g->p.n_keep;
+    if (keep > n_past) keep = n_past;
+    const size_t drop = (n_past - keep) / 2;
+    if (drop == 0) return 0;
+    memmove(s->ids.v + keep, s->ids.v + keep + drop, (n_past - keep - drop) * sizeof *s->ids.v);
+    s->ids.n = n_past - drop;
+    if (qwen_ids_push(&s->ids, id) != GGUF_OK) return 0; /* room was reserved */
+    qwen_seq_clear(g->ctx, seq);
+    s->fed = 0;
+    s->r.n_shift++;
+    s->state = SLOT_PROMPT;
+    return 1;
 }
 
 /* Slot s's logits of the last step are ready: its next token. */
@@ -302,21 +454,35 @@ static int take_token(qwen_generator *g, struct slot *s, int32_t seq, const qwen
     }
     const int32_t id = qwen_sampler_sample(s->sampler, logits);
     qwen_sampler_accept(s->sampler, id);
-    if (emit_token(g, s, io, id)) return qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed");
+    if (g->p.n_logprobs && io->token) {
+        qwen_gen_token t = {id, 0.0f, 0, g->top_id, g->top_lp};
+        t.n_top = logprobs(g, logits, id, &t.logprob);
+        if (io->token(io->user, s->k, &t)) return qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed");
+    }
+    const int e = emit_token(g, s, io, id);
+    if (e < 0) return qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed");
     enum qwen_stop why = QWEN_STOP_EOS;
     int over = is_end(g, id);
     if (!over) {
         s->r.n_gen++;
-        if (g->p.n_predict >= 0 && s->r.n_gen >= (uint64_t)g->p.n_predict) {
+        if (e == 1) {
+            over = 1;
+            why = QWEN_STOP_STRING;
+        } else if (g->p.n_predict >= 0 && s->r.n_gen >= (uint64_t)g->p.n_predict) {
             over = 1;
             why = QWEN_STOP_LENGTH;
         } else if (qwen_seq_pos(g->ctx, seq) >= g->n_ctx) {
-            /* the token was chosen and shown, but there is no room to feed it */
+            /* the token was chosen and shown, but there is no room to feed
+             * it: drop older tokens, or end */
+            if (g->p.context_shift && shift(g, s, seq, id)) return GGUF_OK;
             over = 1;
             why = QWEN_STOP_CONTEXT;
         }
     }
     if (over) return finish(g, s, io, why) ? qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed") : 0;
+    /* the conversation so far, for a shift (room reserved at the start) */
+    if (g->p.context_shift && qwen_ids_push(&s->ids, id) != GGUF_OK)
+        return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(g->m->file));
     s->next = id;
     return GGUF_OK;
 }

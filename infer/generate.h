@@ -48,11 +48,15 @@ enum qwen_stop {
     QWEN_STOP_EOS = 0,      /* the model chose an end token */
     QWEN_STOP_LENGTH,       /* n_predict tokens */
     QWEN_STOP_CONTEXT,      /* the sequence's context is full */
-    QWEN_STOP_CANCELLED     /* the caller's cancel() said so */
+    QWEN_STOP_CANCELLED,    /* the caller's cancel() said so */
+    QWEN_STOP_STRING        /* the reply's text reached one of the stop strings */
 };
 
-/* "eos", "length", "context", "cancelled". */
+/* "eos", "length", "context", "cancelled", "stop". */
 const char *qwen_stop_name(enum qwen_stop s);
+
+/* Most alternatives n_logprobs may ask for (as the OpenAI API allows). */
+#define QWEN_LOGPROBS_MAX 20
 
 typedef struct qwen_gen_params {
     qwen_sampler_params sampler;  /* every conversation starts from its seed */
@@ -60,17 +64,58 @@ typedef struct qwen_gen_params {
     int ignore_eos;         /* 1: never sample an end token */
     int print_ids;          /* 1: the reply is its ids ("12 7 151645") */
     int hide_think;         /* 1: leave out a leading <think>...</think> block */
+    /* Stop strings: a reply ends before the first place its text holds
+     * one of them (QWEN_STOP_STRING), also when it spans tokens; the
+     * string and what follows are not passed on.  Text that may be the
+     * start of one is held back until it is known not to be.  The text is
+     * what text() would get (after the thinking filter); with print_ids
+     * the ids are printed as they come and the reply ends after the token
+     * that completes a stop string.  n_stop strings, NUL-terminated, not
+     * empty, at most QWEN_STOP_LEN_MAX bytes; borrowed: they must outlive
+     * the generator. */
+    const char *const *stop;
+    size_t n_stop;
+    /* A full context: 0 ends the reply (QWEN_STOP_CONTEXT); 1 drops half
+     * of the tokens after the first n_keep of the conversation (prompt and
+     * reply so far) and computes the rest again, so that the reply goes
+     * on with the conversation's start and its latest tokens in view.
+     * n_keep < 0: the whole prompt (a conversation whose prompt leaves no
+     * room then ends as without the shift). */
+    int context_shift;
+    int64_t n_keep;
+    /* > 0: token() gets the log-probability of each token sampled and of
+     * the n_logprobs most likely (at most QWEN_LOGPROBS_MAX). */
+    uint32_t n_logprobs;
 } qwen_gen_params;
 
-/* n_predict -1, ignore_eos, print_ids and hide_think 0, the sampler's
- * defaults. */
+/* Longest stop string. */
+#define QWEN_STOP_LEN_MAX 4096
+
+/* n_predict -1, ignore_eos, print_ids, hide_think, context_shift, n_keep
+ * and n_logprobs 0, no stop strings, the sampler's defaults. */
 qwen_gen_params qwen_gen_defaults(void);
+
+/* A token sampled, for qwen_gen_io.token: its log-probability and those of
+ * the n_top most likely tokens (most likely first, the lower id first
+ * among equals), from the logits the sampler saw (end tokens at -inf with
+ * ignore_eos, so left out of the top) divided by the temperature (1 at
+ * temperature 0): log-softmax, as the OpenAI API reports them.  The
+ * repetition penalty and the top-k, top-p and min-p cuts do not change
+ * them. */
+typedef struct qwen_gen_token {
+    int32_t id;
+    float logprob;
+    uint32_t n_top;
+    const int32_t *top_id;          /* borrowed, valid during the call */
+    const float *top_logprob;
+} qwen_gen_token;
 
 /* What a conversation came to. */
 typedef struct qwen_gen_reply {
     uint64_t n_prompt, n_gen;   /* tokens of the prompt; of the reply, the end token not counted */
     double prompt_s, gen_s;     /* wall time of the steps that fed its prompt; of the rest */
     enum qwen_stop stop;
+    uint64_t n_shift;           /* context shifts (context_shift) */
 } qwen_gen_reply;
 
 /* The caller's side of qwen_generate().  Conversations are numbered from 0
@@ -91,11 +136,15 @@ typedef struct qwen_gen_io {
      * (QWEN_STOP_CANCELLED) and takes no more.  May be NULL. */
     int (*cancel)(void *user);
     void *user;
+    /* With n_logprobs: every token conversation k samples (the end token
+     * too), before its text.  Returns 0, or -1 to stop all as text()
+     * does.  May be NULL. */
+    int (*token)(void *user, uint64_t k, const qwen_gen_token *t);
 } qwen_gen_io;
 
 /* Totals over all conversations so far, for statistics: the time of each
  * step is shared between prompt and generation by the tokens of each in
- * it. */
+ * it.  Tokens fed again after a context shift count as prompt tokens. */
 typedef struct qwen_gen_totals {
     uint64_t prompt_tokens, gen_tokens;
     double prompt_s, gen_s;
@@ -109,8 +158,9 @@ typedef struct qwen_generator qwen_generator;
  *
  * Returns GGUF_OK and the generator in *out (free it with
  * qwen_generator_free); GGUF_E_INVALID for NULL arguments, a context
- * whose batch or logits (n_outputs) are fewer than its sequences, or sampler
- * settings it refuses; GGUF_E_NOMEM.  *out is NULL on failure. */
+ * whose batch or logits (n_outputs) are fewer than its sequences, sampler
+ * settings it refuses, an empty or too long stop string, n_logprobs over
+ * QWEN_LOGPROBS_MAX; GGUF_E_NOMEM.  *out is NULL on failure. */
 int qwen_generator_new(qwen_generator **out, qwen_context *ctx, const qwen_tokenizer *tok,
                        const qwen_gen_params *p, gguf_error *err);
 

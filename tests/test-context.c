@@ -19,6 +19,11 @@
  *   once, greedy and seeded; each conversation ends once, with its reason
  *   (end token, length, full context, cancelled); a prompt too long and a
  *   batch smaller than the sequences are refused.
+ * - Stop strings end a reply before their first place in its text, also
+ *   across tokens, the earliest of several; log-probabilities are the
+ *   log-softmax of the logits over the temperature, the greedy choice the
+ *   most likely; the context shift drops half of what follows the kept
+ *   tokens and goes on as if the rest were fed afresh.
  */
 #include <config.h>
 
@@ -330,6 +335,13 @@ struct gen_run {
     int order_ok;           /* text() only for conversations under way */
     int cancel_after;       /* cancel() says yes from this call on; -1 never */
     int cancel_calls;
+    /* token(): the ids and log-probabilities given, the best alternative */
+    int32_t tok_id[N_CONV][128];
+    float tok_lp[N_CONV][128], top0_lp[N_CONV][128];
+    int32_t top0_id[N_CONV][128];
+    size_t n_tok[N_CONV];
+    int top_ok;             /* every top list sorted, within n_logprobs, below 0 */
+    uint32_t want_top;
 };
 
 static int g_next(void *user, qwen_ids *ids)
@@ -360,6 +372,23 @@ static void g_done(void *user, uint64_t k, const qwen_gen_reply *r)
     g->r[k] = *r;
 }
 
+static int g_token(void *user, uint64_t k, const qwen_gen_token *t)
+{
+    struct gen_run *g = user;
+    if (k >= N_CONV || g->n_tok[k] == 128) return 0;
+    const size_t i = g->n_tok[k]++;
+    g->tok_id[k][i] = t->id;
+    g->tok_lp[k][i] = t->logprob;
+    g->top0_id[k][i] = t->n_top ? t->top_id[0] : -1;
+    g->top0_lp[k][i] = t->n_top ? t->top_logprob[0] : 1.0f;
+    if (t->n_top != g->want_top || !(t->logprob <= 0)) g->top_ok = 0;
+    for (uint32_t j = 0; j < t->n_top; j++)
+        if (!(t->top_logprob[j] <= 0) || (j && t->top_logprob[j] > t->top_logprob[j - 1]) ||
+            (j && t->top_logprob[j] == t->top_logprob[j - 1] && t->top_id[j] < t->top_id[j - 1]))
+            g->top_ok = 0;
+    return 0;
+}
+
 static int g_cancel(void *user)
 {
     struct gen_run *g = user;
@@ -376,6 +405,8 @@ static void run_generator(const qwen_model *m, const qwen_tokenizer *tok, uint32
     memset(out, 0, sizeof *out);
     for (int i = 0; i < N_CONV; i++) out->prompts[i] = proto->prompts[i];
     out->order_ok = 1;
+    out->top_ok = 1;
+    out->want_top = gp->n_logprobs;
     out->cancel_after = proto->cancel_after;
     qwen_params p = qwen_params_defaults();
     p.n_ctx = n_ctx;
@@ -385,17 +416,19 @@ static void run_generator(const qwen_model *m, const qwen_tokenizer *tok, uint32
     REQUIRE(qwen_context_new(&ctx, m, &p, &err) == GGUF_OK, "%s", err.message);
     qwen_generator *gen;
     REQUIRE(qwen_generator_new(&gen, ctx, tok, gp, &err) == GGUF_OK, "%s", err.message);
-    qwen_gen_io io = {g_next, g_text, g_done, g_cancel, out};
+    qwen_gen_io io = {g_next, g_text, g_done, g_cancel, out, g_token};
     int st = qwen_generate(gen, &io, &err);
     CHECK(st == GGUF_OK, "qwen_generate with %u sequences: %s", n_seq, err.message);
     qwen_gen_totals t = qwen_generator_totals(gen);
-    uint64_t n_gen = 0, n_prompt = 0;
+    uint64_t n_gen = 0, n_prompt = 0, n_shift = 0;
     for (int i = 0; i < N_CONV; i++) {
         n_gen += out->r[i].n_gen;
         n_prompt += out->done[i] ? out->r[i].n_prompt : 0;
+        n_shift += out->r[i].n_shift;
     }
     CHECK(t.gen_tokens == n_gen, "totals: %" PRIu64 " generated, the replies %" PRIu64, t.gen_tokens, n_gen);
-    if (proto->cancel_after < 0)
+    /* (a context shift feeds tokens again: prompt work too) */
+    if (proto->cancel_after < 0 && n_shift == 0)
         CHECK(t.prompt_tokens == n_prompt, "totals: %" PRIu64 " prompt tokens, the replies %" PRIu64,
               t.prompt_tokens, n_prompt);
     qwen_generator_free(gen);
@@ -516,7 +549,7 @@ static void check_generate(void)
         memset(&r, 0, sizeof r);
         for (int i = 0; i < N_CONV; i++) r.prompts[i] = proto.prompts[i];
         r.cancel_after = -1;
-        qwen_gen_io io = {g_next, g_text, g_done, g_cancel, &r};
+        qwen_gen_io io = {g_next, g_text, g_done, g_cancel, &r, NULL};
         int st = qwen_generate(gen, &io, &err);
         CHECK(st == GGUF_E_INVALID && strstr(err.message, "the prompt is 37 tokens, longer than the context of 30"),
               "a prompt too long: status %d, '%s'", st, err.message);
@@ -546,6 +579,217 @@ static void check_generate(void)
     qwen_model_close(m);
 }
 
+/* The first place the n bytes at h hold the m bytes at s, or NULL. */
+static const char *find(const char *h, size_t n, const char *s, size_t m)
+{
+    for (size_t i = 0; i + m <= n; i++)
+        if (memcmp(h + i, s, m) == 0) return h + i;
+    return NULL;
+}
+
+/* 1 for the ids that end a reply (masked with ignore_eos). */
+static int is_end_id(const qwen_tokenizer *tok, int32_t v)
+{
+    return v == qwen_tokenizer_eos(tok) || v == qwen_tokenizer_find(tok, "<|im_end|>", 10) ||
+           v == qwen_tokenizer_find(tok, "<|endoftext|>", 13);
+}
+
+/* Stop strings, log-probabilities and the context shift. */
+static void check_generate_more(void)
+{
+    qwen_model *m = open_model("small-q8_0", "--size small --type q8_0");
+    const uint32_t nv = m->config.n_vocab;
+    gguf_error err;
+    qwen_tokenizer *tok;
+    REQUIRE(qwen_tokenizer_load(&tok, m->file, &err) == GGUF_OK, "%s", err.message);
+    struct gen_run proto;
+    memset(&proto, 0, sizeof proto);
+    proto.cancel_after = -1;
+    static const uint32_t lens[N_CONV] = {5, 37, 1, 0, 20, 9, 2};
+    for (int i = 0; i < N_CONV; i++)
+        for (uint32_t j = 0; j < lens[i]; j++)
+            REQUIRE(qwen_ids_push(&proto.prompts[i], token_at((uint32_t)i, j, nv)) == 0, "out of memory");
+    qwen_gen_params gp = qwen_gen_defaults();
+    gp.sampler.temp = 0;
+    gp.ignore_eos = 1;
+    gp.n_predict = 40;
+    static struct gen_run base, r;
+    run_generator(m, tok, 1, 96, &gp, &proto, &base);
+
+    /* A stop string cut from the middle of each reply (4 to 9 bytes, so
+     * that most span tokens): the reply is the text before its first
+     * place, with 1 and 3 sequences. */
+    static char stops[N_CONV][16];
+    int n_cut = 0;
+    for (int i = 0; i < N_CONV; i++) {
+        if (base.len[i] < 24) continue;
+        const size_t a = base.len[i] / 3 + (size_t)i, len = 4 + (size_t)i % 6;
+        memcpy(stops[i], base.text[i] + a, len);
+        stops[i][len] = 0;
+        const char *one[1] = {stops[i]};
+        qwen_gen_params sp = gp;
+        sp.stop = one;
+        sp.n_stop = 1;
+        const char *at = find(base.text[i], base.len[i], stops[i], len);
+        const size_t want = (size_t)(at - base.text[i]);
+        for (uint32_t w = 1; w <= 3; w += 2) {
+            run_generator(m, tok, w, 96, &sp, &proto, &r);
+            CHECK(r.r[i].stop == QWEN_STOP_STRING && r.len[i] == want &&
+                      memcmp(r.text[i], base.text[i], want) == 0,
+                  "stop '%s', %u sequences: %s, '%.*s', want '%.*s'", stops[i], w,
+                  qwen_stop_name(r.r[i].stop), (int)r.len[i], r.text[i], (int)want, base.text[i]);
+            CHECK(r.r[i].n_gen <= base.r[i].n_gen, "stop: fewer tokens");
+        }
+        n_cut++;
+    }
+    CHECK(n_cut >= 3, "only %d replies long enough to cut", n_cut);
+    /* Several stop strings: the first place of any; one absent changes
+     * nothing. */
+    {
+        const char *two[3] = {"\x01\x02" "absent", stops[1][0] ? stops[1] : "zz", NULL};
+        size_t n_two = 2;
+        if (n_cut && base.len[1] > 12) {
+            static char early[8];
+            memcpy(early, base.text[1] + 6, 3);
+            early[3] = 0;
+            two[2] = early;
+            n_two = 3;
+        }
+        qwen_gen_params sp = gp;
+        sp.stop = two;
+        sp.n_stop = n_two;
+        run_generator(m, tok, 2, 96, &sp, &proto, &r);
+        for (int i = 0; i < N_CONV; i++) {
+            size_t want = base.len[i];
+            for (size_t k = 0; k < n_two; k++) {
+                const char *at = find(base.text[i], base.len[i], two[k], strlen(two[k]));
+                if (at && (size_t)(at - base.text[i]) < want) want = (size_t)(at - base.text[i]);
+            }
+            CHECK(r.len[i] == want && memcmp(r.text[i], base.text[i], want) == 0 &&
+                      (want == base.len[i]) == (r.r[i].stop != QWEN_STOP_STRING),
+                  "%zu stop strings, conversation %d: %zu bytes, want %zu (%s)", n_two, i, r.len[i],
+                  want, qwen_stop_name(r.r[i].stop));
+        }
+        const char *bad[1] = {""};
+        sp.stop = bad;
+        sp.n_stop = 1;
+        qwen_params p = qwen_params_defaults();
+        p.n_ctx = 64;
+        qwen_params_fit(&p, &m->config);
+        qwen_context *ctx;
+        REQUIRE(qwen_context_new(&ctx, m, &p, &err) == GGUF_OK, "%s", err.message);
+        qwen_generator *gen = NULL;
+        CHECK(qwen_generator_new(&gen, ctx, tok, &sp, &err) == GGUF_E_INVALID &&
+                  strstr(err.message, "stop string 1 is empty"), "an empty stop string: %s", err.message);
+        sp = gp;
+        sp.n_logprobs = QWEN_LOGPROBS_MAX + 1;
+        CHECK(qwen_generator_new(&gen, ctx, tok, &sp, &err) == GGUF_E_INVALID, "too many logprobs");
+        qwen_context_free(ctx);
+    }
+
+    /* Log-probabilities: greedy picks the most likely, whose value is the
+     * log-softmax of the prompt's logits (computed here in double); at
+     * temperature 1.5, of the logits over 1.5. */
+    static const float temps[] = {0.0f, 1.5f};
+    for (size_t ti = 0; ti < 2; ti++) {
+        qwen_gen_params lp = gp;
+        lp.sampler.temp = temps[ti];
+        lp.sampler.seed = 5;
+        lp.n_logprobs = 5;
+        lp.n_predict = 6;
+        run_generator(m, tok, 2, 96, &lp, &proto, &r);
+        CHECK(r.top_ok, "temp %.1f: every top list sorted, 5 long, below 0", temps[ti]);
+        for (int i = 0; i < N_CONV; i++) {
+            CHECK(r.n_tok[i] == (lens[i] ? 6u : 0u), "conversation %d: %zu tokens reported", i, r.n_tok[i]);
+            if (temps[ti] == 0)
+                for (size_t k = 0; k < r.n_tok[i]; k++)
+                    CHECK(r.tok_id[i][k] == r.top0_id[i][k] && r.tok_lp[i][k] == r.top0_lp[i][k],
+                          "greedy: token %zu of %d is the most likely", k, i);
+        }
+        qwen_params p = qwen_params_defaults();
+        p.n_ctx = 96;
+        qwen_params_fit(&p, &m->config);
+        qwen_context *ctx;
+        REQUIRE(qwen_context_new(&ctx, m, &p, &err) == GGUF_OK, "%s", err.message);
+        const float *logits;
+        REQUIRE(qwen_prompt_logits(ctx, 0, proto.prompts[1].v, proto.prompts[1].n, &logits, &err) == GGUF_OK,
+                "%s", err.message);
+        /* over the logits the sampler saw: the end tokens out (ignore_eos) */
+        const double t = temps[ti] > 0 ? temps[ti] : 1.0;
+        double mx = -INFINITY, sum = 0;
+        for (uint32_t v = 0; v < nv; v++) if (logits[v] > mx) mx = logits[v];
+        for (uint32_t v = 0; v < nv; v++)
+            if (!is_end_id(tok, (int32_t)v)) sum += exp((logits[v] - mx) / t);
+        const int32_t id = r.tok_id[1][0];
+        const double want = (logits[id] - mx) / t - log(sum);
+        CHECK(fabs(want - r.tok_lp[1][0]) < 1e-4, "temp %.1f: logprob %.6f, want %.6f", temps[ti],
+              r.tok_lp[1][0], want);
+        qwen_context_free(ctx);
+    }
+
+    /* The context shift: 41 positions, a prompt of 37, keep 4.  The
+     * reply goes on to -n; the token after the first shift is the greedy
+     * choice after the kept 4, the latest 19 and the token chosen, fed
+     * afresh. */
+    {
+        qwen_gen_params cs = gp;
+        cs.print_ids = 1;
+        cs.context_shift = 1;
+        cs.n_keep = 4;
+        cs.n_predict = 30;
+        run_generator(m, tok, 2, 41, &cs, &proto, &r);
+        CHECK(r.r[1].stop == QWEN_STOP_LENGTH && r.r[1].n_gen == 30 && r.r[1].n_shift >= 1,
+              "shifted: %s after %" PRIu64 " tokens, %" PRIu64 " shifts", qwen_stop_name(r.r[1].stop),
+              r.r[1].n_gen, r.r[1].n_shift);
+        /* the ids it printed */
+        int32_t ids[64];
+        size_t n = 0;
+        for (const char *p = r.text[1], *e = r.text[1] + r.len[1]; p < e && n < 64;) {
+            char *end;
+            ids[n++] = (int32_t)strtol(p, &end, 10);
+            p = end;
+        }
+        REQUIRE(n == 30, "30 ids printed, %zu", n);
+        /* positions: 37 prompt + 4 fed; the 5th chosen does not fit */
+        int32_t seq[64];
+        size_t k = 0;
+        for (size_t j = 0; j < 4; j++) seq[k++] = proto.prompts[1].v[j];
+        int32_t all[41];
+        for (size_t j = 0; j < 37; j++) all[j] = proto.prompts[1].v[j];
+        for (size_t j = 0; j < 4; j++) all[37 + j] = ids[j];
+        const size_t drop = (41 - 4) / 2;
+        for (size_t j = 4 + drop; j < 41; j++) seq[k++] = all[j];
+        seq[k++] = ids[4];
+        qwen_params p = qwen_params_defaults();
+        p.n_ctx = 41;
+        qwen_params_fit(&p, &m->config);
+        qwen_context *ctx;
+        REQUIRE(qwen_context_new(&ctx, m, &p, &err) == GGUF_OK, "%s", err.message);
+        const float *logits;
+        REQUIRE(qwen_prompt_logits(ctx, 0, seq, k, &logits, &err) == GGUF_OK, "%s", err.message);
+        int32_t best = -1;
+        for (uint32_t v = 0; v < nv; v++) {
+            if (is_end_id(tok, (int32_t)v)) continue;
+            if (best < 0 || logits[v] > logits[best]) best = (int32_t)v;
+        }
+        CHECK(ids[5] == best, "after the shift: %d, the kept tokens fed afresh give %d", ids[5], best);
+        qwen_context_free(ctx);
+        /* keep the whole prompt of 37: (41 - 37) / 2 = 2 can go */
+        cs.n_keep = -1;
+        run_generator(m, tok, 1, 41, &cs, &proto, &r);
+        CHECK(r.r[1].stop == QWEN_STOP_LENGTH && r.r[1].n_shift >= 1, "keep the prompt: %s, %" PRIu64
+              " shifts", qwen_stop_name(r.r[1].stop), r.r[1].n_shift);
+        /* keep more than fits: nothing to drop, the reply ends */
+        cs.n_keep = 41;
+        run_generator(m, tok, 1, 41, &cs, &proto, &r);
+        CHECK(r.r[1].stop == QWEN_STOP_CONTEXT && r.r[1].n_shift == 0, "keep all: %s",
+              qwen_stop_name(r.r[1].stop));
+    }
+    for (int i = 0; i < N_CONV; i++) qwen_ids_free(&proto.prompts[i]);
+    qwen_tokenizer_free(tok);
+    qwen_model_close(m);
+}
+
 int main(void)
 {
     tu_synth_init("test-context");
@@ -555,5 +799,6 @@ int main(void)
     check_refusals();
     check_no_alloc();
     check_generate();
+    check_generate_more();
     tu_finish();
 }

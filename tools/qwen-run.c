@@ -68,6 +68,11 @@ struct options {
     int think;                  /* --think 1, --no-think 0, -1: the model's default (on) */
     int raw, special, each_line, json, stats, print_ids, seed_set, ignore_eos, hide_think;
     qwen_sampler_params sp;
+    const char **stop;          /* --stop STR..., in command-line order */
+    size_t n_stop;
+    int context_shift;          /* --context-shift */
+    long n_keep;                /* --keep N; -1: the whole prompt */
+    long n_logprobs;            /* --logprobs N; 0: none */
 };
 
 static struct options opt;
@@ -92,6 +97,8 @@ struct reply {
     size_t prompt_len;
     char *text;                 /* the bytes held (all of them for --json) */
     size_t len, cap;
+    char *lp;                   /* --logprobs: the JSON of its tokens so far */
+    size_t lp_len, lp_cap;
     int done;
     qwen_gen_reply r;
 };
@@ -114,6 +121,8 @@ struct queue {
     int read_status;            /* 0, or a read_line() error: -1, -2 */
     int read_errno;             /* errno of read_status -1 */
     int status;                 /* an exit status of an error in a callback */
+    char *scratch;              /* --logprobs: one token's JSON */
+    size_t scratch_cap;
 };
 
 static void usage(void)
@@ -148,7 +157,8 @@ static void usage(void)
         "      --parallel=N        with --each-line: answer up to N lines at once, in\n"
         "                          one batch a step (default %u; 1: one at a time)\n"
         "      --json              print one JSON object per conversation: prompt,\n"
-        "                          reply, token counts, timings\n"
+        "                          reply, token counts, timings, why it stopped;\n"
+        "                          with --tokenize and --logits, theirs as JSON\n"
         "\n"
         "Generation:\n"
         "  -n, --n-predict=N       generate at most N tokens (default: no limit)\n"
@@ -164,6 +174,13 @@ static void usage(void)
         "      --min-p=P           drop tokens below P times the most likely (default 0.05)\n"
         "      --repeat-penalty=R  penalise the last 64 tokens (default 1.0: off)\n"
         "  -s, --seed=N            seed of the sampler (default: from the clock)\n"
+        "      --stop=STR          end a reply before the first STR in its text, also\n"
+        "                          across tokens (not printed); may be repeated\n"
+        "      --context-shift     when a reply fills the context, drop half of the\n"
+        "                          tokens after the first --keep and go on (default:\n"
+        "                          the reply ends there, with a message)\n"
+        "      --keep=N            with --context-shift: tokens of the conversation's\n"
+        "                          start always kept (default 0; -1: the whole prompt)\n"
         "\n"
         "Output:\n"
         "      --stats             print load time and prompt and generation speed on\n"
@@ -172,6 +189,9 @@ static void usage(void)
         "                          --raw) on one line and exit\n"
         "      --logits=N          print the N highest next-token logits after the\n"
         "                          prompt, one 'ID LOGIT' per line, and exit\n"
+        "      --logprobs=N        with --json: each generated token's log-probability\n"
+        "                          and the N (1..%d) most likely tokens' (after the\n"
+        "                          temperature)\n"
         "      --print-ids         print the generated token ids (the end token too)\n"
         "                          instead of the text\n"
         "      --ignore-eos        never choose an end token: generate until -n or the\n"
@@ -186,7 +206,7 @@ static void usage(void)
         "Exit status: 0 success, 2 trouble (usage, a file that cannot be read or\n"
         "shrinks while it is read, a model that cannot be used, a prompt longer\n"
         "than the context, NaN or infinite logits), 130 when interrupted by SIGINT.\n",
-        cli_prog, DEFAULT_PARALLEL, DEFAULT_CTX, CUDA_IN_BUILD);
+        cli_prog, DEFAULT_PARALLEL, DEFAULT_CTX, CUDA_IN_BUILD, QWEN_LOGPROBS_MAX);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -195,7 +215,8 @@ static void usage(void)
 enum {
     OPT_SYSTEM = 256, OPT_RAW, OPT_SPECIAL, OPT_EACH_LINE, OPT_JSON, OPT_TEMP, OPT_TOP_K,
     OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_STATS, OPT_TOKENIZE, OPT_LOGITS, OPT_PRINT_IDS,
-    OPT_IGNORE_EOS, OPT_PARALLEL, OPT_THINK, OPT_NO_THINK, OPT_HIDE_THINK, OPT_DEVICE
+    OPT_IGNORE_EOS, OPT_PARALLEL, OPT_THINK, OPT_NO_THINK, OPT_HIDE_THINK, OPT_DEVICE,
+    OPT_STOP, OPT_CONTEXT_SHIFT, OPT_KEEP, OPT_LOGPROBS
 };
 
 static const struct option long_options[] = {
@@ -226,6 +247,10 @@ static const struct option long_options[] = {
     { "no-think", no_argument, NULL, OPT_NO_THINK },
     { "hide-think", no_argument, NULL, OPT_HIDE_THINK },
     { "device", required_argument, NULL, OPT_DEVICE },
+    { "stop", required_argument, NULL, OPT_STOP },
+    { "context-shift", no_argument, NULL, OPT_CONTEXT_SHIFT },
+    { "keep", required_argument, NULL, OPT_KEEP },
+    { "logprobs", required_argument, NULL, OPT_LOGPROBS },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -257,10 +282,14 @@ static int parse_float(const char *s, float lo, float hi, float *v)
  * status for main to return at once. */
 static int parse_options(int argc, char **argv)
 {
-    int c;
+    int c, keep_set = 0;
     long v;
     opterr = 0;
     opt.n_predict = -1;
+    if (!(opt.stop = calloc((size_t)argc, sizeof *opt.stop))) {
+        cli_error(NULL, "out of memory");
+        return CLI_EXIT_TROUBLE;
+    }
     opt.think = -1;
     opt.device = "auto";
     opt.sp = qwen_sampler_defaults();
@@ -340,6 +369,23 @@ static int parse_options(int argc, char **argv)
         case OPT_THINK: opt.think = 1; break;
         case OPT_NO_THINK: opt.think = 0; break;
         case OPT_HIDE_THINK: opt.hide_think = 1; break;
+        case OPT_STOP:
+            if (!optarg[0]) return cli_usage_error("--stop: an empty string would stop at once");
+            if (strlen(optarg) > QWEN_STOP_LEN_MAX)
+                return cli_usage_error("--stop: longer than %d bytes", QWEN_STOP_LEN_MAX);
+            opt.stop[opt.n_stop++] = optarg;
+            break;
+        case OPT_CONTEXT_SHIFT: opt.context_shift = 1; break;
+        case OPT_KEEP:
+            if (parse_long(optarg, -1, (long)QWEN_MAX_CTX, &opt.n_keep))
+                return cli_usage_error("--keep: not a token count (-1 for the prompt): '%s'", optarg);
+            keep_set = 1;
+            break;
+        case OPT_LOGPROBS:
+            if (parse_long(optarg, 1, QWEN_LOGPROBS_MAX, &opt.n_logprobs))
+                return cli_usage_error("--logprobs: not a count (1..%d): '%s'", QWEN_LOGPROBS_MAX,
+                                       optarg);
+            break;
         default:
             return cli_getopt_default(c, argv, usage);
         }
@@ -353,6 +399,13 @@ static int parse_options(int argc, char **argv)
         return cli_usage_error("--each-line cannot be combined with --tokenize or --logits");
     if (opt.parallel && !opt.each_line)
         return cli_usage_error("--parallel needs --each-line (one prompt is one conversation)");
+    if (opt.mode != MODE_GENERATE && (opt.n_stop || opt.context_shift || opt.n_logprobs))
+        return cli_usage_error("--stop, --context-shift and --logprobs are for generation, not "
+                               "--tokenize or --logits");
+    if (opt.n_logprobs && !opt.json)
+        return cli_usage_error("--logprobs needs --json (the log-probabilities go in its objects)");
+    if (keep_set && !opt.context_shift)
+        return cli_usage_error("--keep goes with --context-shift");
     /* -m - maps standard input, which must then be a regular file; it
      * cannot also carry the prompt. */
     if (strcmp(opt.model, "-") == 0 &&
@@ -458,20 +511,27 @@ static int read_line(FILE *in, size_t max, char **buf, size_t *cap, size_t *len)
 /* ------------------------------------------------------------------------ */
 /* Output                                                                    */
 
-/* Appends n bytes to the reply's buffer.  Returns 0, or -1 out of memory. */
+/* Appends n bytes to the growing buffer *b (*len bytes used of *cap).
+ * Returns 0, or -1 out of memory. */
+static int buf_add(char **b, size_t *len, size_t *cap, const char *p, size_t n)
+{
+    if (*cap - *len < n) {
+        size_t c = *cap ? *cap : 256;
+        while (c - *len < n) c *= 2;
+        char *t = realloc(*b, c);
+        if (!t) return -1;
+        *b = t;
+        *cap = c;
+    }
+    memcpy(*b + *len, p, n);
+    *len += n;
+    return 0;
+}
+
+/* Appends n bytes to the reply's text.  Returns 0, or -1 out of memory. */
 static int reply_add(struct reply *r, const char *p, size_t n)
 {
-    if (r->cap - r->len < n) {
-        size_t cap = r->cap ? r->cap : 256;
-        while (cap - r->len < n) cap *= 2;
-        char *t = realloc(r->text, cap);
-        if (!t) return -1;
-        r->text = t;
-        r->cap = cap;
-    }
-    memcpy(r->text + r->len, p, n);
-    r->len += n;
-    return 0;
+    return buf_add(&r->text, &r->len, &r->cap, p, n);
 }
 
 /* Writes s (n bytes) with \, line feed and carriage return escaped. */
@@ -516,6 +576,18 @@ static void finish_reply(const char *text, size_t len, const struct reply *rep)
         cli_out_printf(out, "%.6f", rep->r.prompt_s);
         cli_out_str(out, ", \"reply_seconds\": ");
         cli_out_printf(out, "%.6f", rep->r.gen_s);
+        cli_out_str(out, ", \"stop\": \"");
+        cli_out_str(out, qwen_stop_name(rep->r.stop));
+        cli_out_putc(out, '"');
+        if (opt.context_shift) {
+            cli_out_str(out, ", \"context_shifts\": ");
+            cli_out_u64(out, rep->r.n_shift);
+        }
+        if (opt.n_logprobs) {
+            cli_out_str(out, ", \"logprobs\": [");
+            if (rep->lp_len) cli_out_write(out, rep->lp, rep->lp_len);
+            cli_out_putc(out, ']');
+        }
         cli_out_str(out, "}\n");
     } else {
         cli_out_putc(out, '\n');
@@ -537,9 +609,10 @@ static int scored_cmp(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Prints the N highest of the n logits as "ID LOGIT" lines.  Returns 0, or
- * -1 out of memory. */
-static int print_top_logits(const float *logits, int32_t n, long top)
+/* Prints the N highest of the n logits as "ID LOGIT" lines, or with
+ * --json as the members of a list of {"id", "text", "logit"}.  Returns 0,
+ * or -1 out of memory. */
+static int print_top_logits(const qwen_tokenizer *tok, const float *logits, int32_t n, long top)
 {
     struct scored *s = malloc(sizeof *s * (size_t)n);
     if (!s) return -1;
@@ -548,6 +621,18 @@ static int print_top_logits(const float *logits, int32_t n, long top)
         if (!isnan(logits[i])) s[m++] = (struct scored){i, logits[i]};
     qsort(s, (size_t)m, sizeof *s, scored_cmp);
     for (int32_t i = 0; i < m && i < top; i++) {
+        if (opt.json) {
+            size_t len;
+            const char *p = qwen_token_bytes(tok, s[i].id, &len);
+            cli_out_str(out, i ? ", {\"id\": " : "{\"id\": ");
+            cli_out_i64(out, s[i].id);
+            cli_out_str(out, ", \"text\": ");
+            cli_out_json_str(out, p ? p : "", p ? len : 0);
+            cli_out_str(out, ", \"logit\": ");
+            cli_out_f32(out, s[i].logit, 1);
+            cli_out_putc(out, '}');
+            continue;
+        }
         cli_out_i64(out, s[i].id);
         cli_out_putc(out, ' ');
         cli_out_f32(out, s[i].logit, 0);
@@ -669,6 +754,11 @@ static int load(struct run *R)
     gp.ignore_eos = opt.ignore_eos;
     gp.print_ids = opt.print_ids;
     gp.hide_think = opt.hide_think;
+    gp.stop = opt.stop;
+    gp.n_stop = opt.n_stop;
+    gp.context_shift = opt.context_shift;
+    gp.n_keep = opt.n_keep;
+    gp.n_logprobs = (uint32_t)opt.n_logprobs;
     if (qwen_generator_new(&R->gen, R->ctx, R->tok, &gp, &err) != GGUF_OK) {
         cli_error(opt.model, "%s", err.message);
         return CLI_EXIT_TROUBLE;
@@ -777,12 +867,20 @@ static void q_done(void *user, uint64_t k, const qwen_gen_reply *r)
     struct reply *rep = reply_of(q, k);
     rep->r = *r;
     rep->done = 1;
+    if (r->stop == QWEN_STOP_CONTEXT) {
+        char where[48] = "";
+        if (opt.each_line) snprintf(where, sizeof where, "line %" PRIu64 ": ", k + 1);
+        cli_error(NULL, "%sthe reply filled the context of %" PRIu32 " tokens and was cut there "
+                  "(%s)", where, q->R->n_ctx,
+                  opt.context_shift ? "--keep leaves nothing to drop" : "see -c and --context-shift");
+    }
     while (q->head < q->n && (rep = reply_of(q, q->head))->done) {
         finish_reply(rep->prompt, rep->prompt_len, rep);
         /* printed: its buffers go (queue_grow() keeps only the replies
          * not yet printed) */
         free(rep->prompt);
         free(rep->text);
+        free(rep->lp);
         memset(rep, 0, sizeof *rep);
         q->head++;
         if (q->head < q->n && !opt.json) {
@@ -791,6 +889,48 @@ static void q_done(void *user, uint64_t k, const qwen_gen_reply *r)
             rep->len = 0;
         }
     }
+}
+
+/* One token of --logprobs as JSON: {"id": N, "text": "...", "bytes": [...],
+ * "logprob": X}. */
+static void put_token_json(cli_out *o, const qwen_tokenizer *tok, int32_t id, float logprob)
+{
+    size_t n;
+    const char *p = qwen_token_bytes(tok, id, &n);
+    cli_out_str(o, "{\"id\": ");
+    cli_out_i64(o, id);
+    cli_out_str(o, ", \"text\": ");
+    cli_out_json_str(o, p ? p : "", p ? n : 0);
+    cli_out_str(o, ", \"bytes\": [");
+    for (size_t i = 0; p && i < n; i++) {
+        if (i) cli_out_str(o, ", ");
+        cli_out_u64(o, (unsigned char)p[i]);
+    }
+    cli_out_str(o, "], \"logprob\": ");
+    cli_out_f32(o, logprob, 1);
+}
+
+/* qwen_gen_io.token: --logprobs, kept with the reply for its JSON object. */
+static int q_token(void *user, uint64_t k, const qwen_gen_token *t)
+{
+    struct queue *q = user;
+    struct reply *rep = reply_of(q, k);
+    cli_out o = {-1, q->scratch, q->scratch_cap, 0, 0};
+    if (rep->lp_len) cli_out_str(&o, ", ");
+    put_token_json(&o, q->R->tok, t->id, t->logprob);
+    cli_out_str(&o, ", \"top\": [");
+    for (uint32_t i = 0; i < t->n_top; i++) {
+        if (i) cli_out_str(&o, ", ");
+        put_token_json(&o, q->R->tok, t->top_id[i], t->top_logprob[i]);
+        cli_out_putc(&o, '}');
+    }
+    cli_out_str(&o, "]}");
+    if (cli_out_failed(&o) || buf_add(&rep->lp, &rep->lp_len, &rep->lp_cap, o.buf, o.len)) {
+        cli_error(opt.model, "out of memory");
+        q->status = CLI_EXIT_TROUBLE;
+        return -1;
+    }
+    return 0;
 }
 
 /* qwen_gen_io.cancel: SIGINT, or the output failed. */
@@ -805,7 +945,23 @@ static int print_ids(const struct run *R, const char *text, size_t len)
 {
     qwen_ids ids = QWEN_IDS_INIT;
     int status = tokenize(R, text, len, &ids);
-    if (!status) {
+    if (!status && opt.json) {
+        cli_out_str(out, "{\"prompt\": ");
+        cli_out_json_str(out, text, len);
+        cli_out_str(out, ", \"ids\": [");
+        for (size_t i = 0; i < ids.n; i++) {
+            if (i) cli_out_str(out, ", ");
+            cli_out_i64(out, ids.v[i]);
+        }
+        cli_out_str(out, "], \"tokens\": [");
+        for (size_t i = 0; i < ids.n; i++) {
+            size_t n;
+            const char *p = qwen_token_bytes(R->tok, ids.v[i], &n);
+            if (i) cli_out_str(out, ", ");
+            cli_out_json_str(out, p ? p : "", p ? n : 0);
+        }
+        cli_out_str(out, "]}\n");
+    } else if (!status) {
         for (size_t i = 0; i < ids.n; i++) {
             if (i) cli_out_putc(out, ' ');
             cli_out_i64(out, ids.v[i]);
@@ -832,10 +988,18 @@ static int print_logits(const struct run *R, const char *text, size_t len, qwen_
         } else {
             t->prompt_s += now() - t0;
             t->prompt_tokens += ids.n;
-            if (print_top_logits(logits, (int32_t)R->model->config.n_vocab, opt.n_logits)) {
+            if (opt.json) {
+                cli_out_str(out, "{\"prompt\": ");
+                cli_out_json_str(out, text, len);
+                cli_out_str(out, ", \"prompt_tokens\": ");
+                cli_out_u64(out, ids.n);
+                cli_out_str(out, ", \"logits\": [");
+            }
+            if (print_top_logits(R->tok, logits, (int32_t)R->model->config.n_vocab, opt.n_logits)) {
                 cli_error(opt.model, "out of memory");
                 status = CLI_EXIT_TROUBLE;
             }
+            if (opt.json) cli_out_str(out, "]}\n");
         }
     }
     qwen_ids_free(&ids);
@@ -847,7 +1011,16 @@ static int print_logits(const struct run *R, const char *text, size_t len, qwen_
 static int generate(struct run *R, struct queue *q)
 {
     gguf_error err = {0};
-    qwen_gen_io io = {q_next, q_text, q_done, q_cancel, q};
+    qwen_gen_io io = {q_next, q_text, q_done, q_cancel, q, opt.n_logprobs ? q_token : NULL};
+    if (opt.n_logprobs) {
+        /* a token's entry: its text escaped (6 bytes a byte at most), its
+         * bytes as numbers (5 a byte), numbers and names */
+        q->scratch_cap = ((size_t)opt.n_logprobs + 1) * (qwen_tokenizer_max_bytes(R->tok) * 11 + 128);
+        if (!(q->scratch = malloc(q->scratch_cap))) {
+            cli_error(opt.model, "out of memory");
+            return CLI_EXIT_TROUBLE;
+        }
+    }
     int st = qwen_generate(R->gen, &io, &err);
     if (q->status) return q->status;
     if (st == GGUF_E_IO) return 0; /* the output failed: cli_out_close() says so */
@@ -1005,8 +1178,11 @@ out:
     for (uint32_t i = 0; i < q.cap; i++) {
         free(q.replies[i].prompt);
         free(q.replies[i].text);
+        free(q.replies[i].lp);
     }
     free(q.replies);
+    free(q.scratch);
+    free(opt.stop);
     free(q.line);
     free(input);
     qwen_generator_free(R.gen);

@@ -1,0 +1,130 @@
+#!/bin/sh
+# test-qwen-run-pipe.sh -- qwen-run's options for scripts, on a synthetic
+# model: --stop (the reply ends before the first place of any stop
+# string, also across tokens, with --each-line and --parallel too), the
+# "stop" member of --json (eos, length, stop, context) and the message on
+# a full context, --context-shift and --keep, --logprobs (parsed, sorted,
+# the greedy choice the most likely), --json with --tokenize and --logits
+# (the same ids and logits as without), and the usage errors.
+
+test_name=test-qwen-run-pipe
+. "${top_srcdir:-.}/tests/common.sh"
+top_builddir=$(cd "$top_builddir" && pwd) || exit 99
+RUN=$(tool qwen-run)
+SYNTH=$top_builddir/tests/gguf-synth
+need_exec "$RUN" "$SYNTH"
+need_python
+
+m=$tmp/small.gguf
+"$SYNTH" -j 1 --size small --type q8_0 --seed 3 -o "$m" 2>"$tmp/synth.err" ||
+    hard_error "gguf-synth: $(cat "$tmp/synth.err")"
+P='Write a short story about a lighthouse.'
+# sampled (greedy repeats one token on random weights), the same with the seed
+G="--temp 1 --top-k 0 --top-p 1 --min-p 0 --seed 4 --ignore-eos -t 1"
+
+# py EXPR FILE...: a Python check over JSON files (j[0], j[1], ...).
+py() {
+    _e=$1
+    shift
+    python3 -c "import json, sys
+j = [json.load(open(f)) for f in sys.argv[1:]]
+sys.exit(0 if ($_e) else 1)" "$@"
+}
+
+# --- --stop ---
+run 0 base "$RUN" -m "$m" $G -n 60 -p "$P"
+len=$(wc -c < "$tmp/base.out")
+[ "$len" -gt 40 ] || hard_error "the reply is too short to cut: $(cat "$tmp/base.out")"
+# a stop string from the middle of the reply: 5 printable ASCII bytes from
+# its third on (the random weights also write bytes that are not UTF-8)
+stop=$(python3 -c 'import sys
+t = open(sys.argv[1], "rb").read()
+a = len(t) // 3
+while a + 5 <= len(t) and not all(32 < c < 127 for c in t[a:a + 5]): a += 1
+sys.stdout.write(t[a:a + 5].decode())' "$tmp/base.out")
+[ ${#stop} -eq 5 ] || hard_error "no 5 printable bytes in the reply: $(od -c "$tmp/base.out" | head -5)"
+python3 -c 'import sys
+t = open(sys.argv[1], "rb").read()
+sys.stdout.buffer.write(t[:t.index(sys.argv[2].encode())])' "$tmp/base.out" "$stop" > "$tmp/want"
+# as printed: a line end after the reply
+{ cat "$tmp/want"; echo; } > "$tmp/want-out"
+run 0 stop "$RUN" -m "$m" $G -n 60 --stop "$stop" -p "$P"
+check "--stop: the text before the stop string" same "$tmp/stop.out" "$tmp/want-out"
+run 0 stop2 "$RUN" -m "$m" $G -n 60 --stop 'never in it' --stop "$stop" -p "$P"
+check "--stop twice: the one found" same "$tmp/stop2.out" "$tmp/want-out"
+run 0 stop-none "$RUN" -m "$m" $G -n 60 --stop 'never in it' -p "$P"
+check "--stop absent: the whole reply" same "$tmp/stop-none.out" "$tmp/base.out"
+run 0 stop-json "$RUN" -m "$m" $G -n 60 --stop "$stop" --json -p "$P"
+cp "$tmp/want" "$tmp/stop-json.out.txt"
+check "--json: stop \"stop\", the reply cut" py 'j[0]["stop"] == "stop" and j[0]["reply"] == open(sys.argv[1] + ".txt", "rb").read().decode("utf-8", "replace")' "$tmp/stop-json.out"
+# --each-line --parallel: every line's reply cut the same way
+printf '%s\n%s\n%s\n' "$P" "$P" "$P" > "$tmp/lines"
+run 0 stop-lines "$RUN" -m "$m" $G -n 60 --stop "$stop" --each-line --parallel 2 < "$tmp/lines"
+check "--each-line --parallel: three replies" [ "$(wc -l < "$tmp/stop-lines.out")" -eq 3 ]
+python3 -c 'import sys
+t = open(sys.argv[1], "rb").read()
+sys.stdout.buffer.write(t.replace(b"\\", b"\\\\").replace(b"\n", b"\\n").replace(b"\r", b"\\r") + b"\n")' "$tmp/want" > "$tmp/want-line"
+sort -u "$tmp/stop-lines.out" > "$tmp/stop-lines.u"
+check "--each-line: each reply cut" same "$tmp/stop-lines.u" "$tmp/want-line"
+# the ids, ending with the token that completes the stop string
+run 0 ids "$RUN" -m "$m" $G -n 60 --print-ids -p "$P"
+run 0 ids-stop "$RUN" -m "$m" $G -n 60 --print-ids --stop "$stop" -p "$P"
+n_all=$(wc -w < "$tmp/ids.out")
+n_cut=$(wc -w < "$tmp/ids-stop.out")
+check "--print-ids --stop: fewer ids ($n_cut of $n_all)" [ "$n_cut" -lt "$n_all" ] && [ "$n_cut" -gt 0 ]
+check "--print-ids --stop: a prefix of the ids" [ "$(cut -d' ' -f1-"$n_cut" "$tmp/ids.out")" = "$(cat "$tmp/ids-stop.out")" ]
+
+# --- why a reply ended ---
+run 0 len "$RUN" -m "$m" $G -n 5 --json -p "$P"
+check "--json: stop \"length\"" py 'j[0]["stop"] == "length" and j[0]["reply_tokens"] == 5' "$tmp/len.out"
+run 0 ctx "$RUN" -m "$m" $G -c 160 --json -p "$P"
+check "--json: stop \"context\"" py 'j[0]["stop"] == "context"' "$tmp/ctx.out"
+check "a full context: said on stderr" has "$tmp/ctx.err" "the reply filled the context of 160 tokens and was cut there (see -c and --context-shift)"
+printf '%s\n%s\n' "$P" "$P" > "$tmp/two"
+run 0 ctx-lines "$RUN" -m "$m" $G -c 160 --each-line < "$tmp/two"
+check "a full context: the line named" has "$tmp/ctx-lines.err" "line 2: the reply filled the context"
+run 0 shift "$RUN" -m "$m" $G -c 160 -n 100 --context-shift --keep 8 --json -p "$P"
+check "--context-shift: goes on to -n" py 'j[0]["stop"] == "length" and j[0]["reply_tokens"] == 100 and j[0]["context_shifts"] >= 1' "$tmp/shift.out"
+check "--context-shift: no message" empty "$tmp/shift.err"
+run 0 shift-all "$RUN" -m "$m" $G -c 160 -n 100 --context-shift --keep 160 --json -p "$P"
+check "--keep of it all: nothing to drop" py 'j[0]["stop"] == "context" and j[0]["context_shifts"] == 0' "$tmp/shift-all.out"
+check "--keep of it all: said so" has "$tmp/shift-all.err" "--keep leaves nothing to drop"
+run 0 eos "$RUN" -m "$m" --temp 0 -t 1 -n 400 --json -p "$P"
+check "--json: stop eos or length, never else" py 'j[0]["stop"] in ("eos", "length")' "$tmp/eos.out"
+
+# --- --logprobs ---
+run 0 lp "$RUN" -m "$m" $G -n 12 --json --logprobs 4 -p "$P"
+check "--logprobs: a token a generated token" py 'len(j[0]["logprobs"]) == j[0]["reply_tokens"] == 12' "$tmp/lp.out"
+check "--logprobs: 4 alternatives, sorted, at most 0" py 'all(len(t["top"]) == 4 and all(a["logprob"] >= b["logprob"] for a, b in zip(t["top"], t["top"][1:])) and t["logprob"] <= 0 for t in j[0]["logprobs"])' "$tmp/lp.out"
+run 0 lp0 "$RUN" -m "$m" --temp 0 --ignore-eos -t 1 -n 12 --json --logprobs 3 -p "$P"
+check "--logprobs: greedy takes the most likely" py 'all(t["id"] == t["top"][0]["id"] and t["logprob"] == t["top"][0]["logprob"] for t in j[0]["logprobs"])' "$tmp/lp0.out"
+check "--logprobs: the tokens are the reply" py 'bytes(b for t in j[0]["logprobs"] for b in t["bytes"]).decode("utf-8", "replace") == j[0]["reply"]' "$tmp/lp.out"
+check "--logprobs: ids as --print-ids" [ "$(python3 -c 'import json,sys; print(" ".join(str(t["id"]) for t in json.load(open(sys.argv[1]))["logprobs"]))' "$tmp/lp.out")" = "$(cut -d' ' -f1-12 "$tmp/ids.out")" ]
+run 0 lp-hot "$RUN" -m "$m" --temp 1.5 --seed 9 --ignore-eos -t 1 -n 12 --json --logprobs 2 -p "$P"
+check "--logprobs at temperature 1.5: probabilities that sum below 1" py 'all(sum(2.718281828 ** a["logprob"] for a in t["top"]) <= 1.0001 for t in j[0]["logprobs"])' "$tmp/lp-hot.out"
+
+# --- --json with --tokenize and --logits ---
+run 0 tok "$RUN" -m "$m" --tokenize -p "$P"
+run 0 tok-json "$RUN" -m "$m" --tokenize --json -p "$P"
+check "--tokenize --json: the same ids" py '" ".join(map(str, j[0]["ids"])) == open(sys.argv[1][:-9] + ".out").read().strip() and len(j[0]["tokens"]) == len(j[0]["ids"])' "$tmp/tok-json.out"
+run 0 logits "$RUN" -m "$m" --logits 5 -t 1 -p "$P"
+run 0 logits-json "$RUN" -m "$m" --logits 5 -t 1 --json -p "$P"
+check "--logits --json: the same ids and logits" python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [l.split() for l in open(sys.argv[2])]
+sys.exit(0 if [(e["id"], e["logit"]) for e in d["logits"]] == [(int(a), float(b)) for a, b in rows] else 1)' \
+    "$tmp/logits-json.out" "$tmp/logits.out"
+
+# --- usage errors ---
+run 2 u-lp "$RUN" -m "$m" --logprobs 3 -p x
+check "--logprobs without --json" has "$tmp/u-lp.err" "--logprobs needs --json"
+run 2 u-lp21 "$RUN" -m "$m" --logprobs 21 --json -p x
+check "--logprobs 21" has "$tmp/u-lp21.err" "--logprobs: not a count (1..20)"
+run 2 u-keep "$RUN" -m "$m" --keep 4 -p x
+check "--keep without --context-shift" has "$tmp/u-keep.err" "--keep goes with --context-shift"
+run 2 u-stop "$RUN" -m "$m" --stop x --tokenize -p x
+check "--stop with --tokenize" has "$tmp/u-stop.err" "are for generation"
+run 2 u-empty "$RUN" -m "$m" --stop '' -p x
+check "--stop ''" has "$tmp/u-empty.err" "--stop: an empty string"
+
+finish
