@@ -157,7 +157,8 @@ objs = [json.loads(l) for l in lines[:-1]]
 inputs = open(sys.argv[2], encoding="utf-8").read().split("\n")
 assert len(objs) == len(inputs) == 4, len(objs)
 for o, p in zip(objs, inputs):
-    assert set(o) == {"prompt", "reply", "prompt_tokens", "reply_tokens", "prompt_seconds", "reply_seconds"}, o
+    assert set(o) == {"prompt", "reply", "prompt_tokens", "reply_tokens", "prompt_seconds", "reply_seconds", "stop"}, o
+    assert o["stop"] in ("eos", "length"), o["stop"]
     assert o["prompt"] == p, (o["prompt"], p)
     assert isinstance(o["reply"], str)
     assert o["reply_seconds"] >= 0 and o["prompt_seconds"] >= 0
