@@ -49,6 +49,12 @@ typedef struct qwen_backend {
      * NULL: the backend cannot say. */
     void (*estimate)(const qwen_config *c, const uint32_t *types, size_t n_types,
                      const qwen_params *p, qwen_memory *out);
+    /* The keys and values of positions 0 .. n-1 of sequence seq (checked:
+     * n at most its length for get, n_ctx for set) copied to buf or from
+     * it, in the layout of qwen_seq_state_get().  NULL: the backend
+     * cannot. */
+    int (*seq_get)(void *impl, int32_t seq, uint32_t n, void *buf, gguf_error *err);
+    int (*seq_set)(void *impl, int32_t seq, uint32_t n, const void *buf, gguf_error *err);
 } qwen_backend;
 
 /* The CPU backend (infer/cpu/). */

@@ -365,6 +365,49 @@ void qwen_seq_clear(qwen_context *ctx, int32_t seq)
     qwen_seq_truncate(ctx, seq, 0);
 }
 
+uint64_t qwen_seq_state_size(const qwen_context *ctx, uint32_t n)
+{
+    const qwen_config *c = &ctx->m->config;
+    return 2 * (uint64_t)c->n_layer * n * c->n_kv * sizeof(uint16_t);
+}
+
+/* Checks seq and n (at most max) for the state functions. */
+static int state_check(const qwen_context *ctx, int32_t seq, uint32_t n, uint32_t max,
+                       const char *what, gguf_error *err)
+{
+    if (seq < 0 || (uint32_t)seq >= ctx->p.n_seq)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "%s: sequence %" PRId32 " out of range 0 .. %"
+                         PRIu32, what, seq, ctx->p.n_seq - 1);
+    if (n > max)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "%s: %" PRIu32 " positions, more than %" PRIu32,
+                         what, n, max);
+    return GGUF_OK;
+}
+
+int qwen_seq_state_get(qwen_context *ctx, int32_t seq, uint32_t n, void *buf, gguf_error *err)
+{
+    int st = state_check(ctx, seq, n, seq >= 0 && (uint32_t)seq < ctx->p.n_seq ? ctx->seq_pos[seq] : 0,
+                         "qwen_seq_state_get", err);
+    if (st) return st;
+    if (!ctx->be->seq_get)
+        return qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
+                         "the %s backend cannot copy its key/value cache out", ctx->be->name);
+    return n ? ctx->be->seq_get(ctx->impl, seq, n, buf, err) : GGUF_OK;
+}
+
+int qwen_seq_state_set(qwen_context *ctx, int32_t seq, uint32_t n, const void *buf,
+                       gguf_error *err)
+{
+    int st = state_check(ctx, seq, n, ctx->p.n_ctx, "qwen_seq_state_set", err);
+    if (st) return st;
+    if (!ctx->be->seq_set)
+        return qwen_fail(err, GGUF_E_UNSUPPORTED, UINT64_MAX,
+                         "the %s backend cannot load its key/value cache", ctx->be->name);
+    if (n && (st = ctx->be->seq_set(ctx->impl, seq, n, buf, err))) return st;
+    ctx->seq_pos[seq] = n;
+    return GGUF_OK;
+}
+
 int qwen_context_set_threads(qwen_context *ctx, int n, gguf_error *err)
 {
     if (!ctx || n < 1 || n > QWEN_MAX_THREADS)

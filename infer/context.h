@@ -167,6 +167,28 @@ void qwen_seq_truncate(qwen_context *ctx, int32_t seq, uint32_t pos);
 /* Forgets every position of sequence seq. */
 void qwen_seq_clear(qwen_context *ctx, int32_t seq);
 
+/* The bytes of the keys and values of n positions (qwen_seq_state_get):
+ * for each position, for each layer, its key and then its value, n_kv F16
+ * numbers each (in the host's byte order).  The state of the first m
+ * positions is the first qwen_seq_state_size(ctx, m) bytes of that of
+ * more. */
+uint64_t qwen_seq_state_size(const qwen_context *ctx, uint32_t n);
+
+/* Copies the keys and values of the first n positions of sequence seq to
+ * buf (qwen_seq_state_size(ctx, n) bytes): what a later
+ * qwen_seq_state_set() puts back, in this context or another over a model
+ * of the same shape, to go on from there without computing them again.
+ * Returns GGUF_OK; GGUF_E_INVALID for seq out of range or n past its
+ * length; GGUF_E_UNSUPPORTED when the backend cannot. */
+int qwen_seq_state_get(qwen_context *ctx, int32_t seq, uint32_t n, void *buf, gguf_error *err);
+
+/* Puts the keys and values of n positions from buf into sequence seq,
+ * which then holds those n positions (what it held is forgotten).
+ * Returns GGUF_OK; GGUF_E_INVALID for seq out of range or n past n_ctx;
+ * GGUF_E_UNSUPPORTED when the backend cannot. */
+int qwen_seq_state_set(qwen_context *ctx, int32_t seq, uint32_t n, const void *buf,
+                       gguf_error *err);
+
 /* Sets the number of threads (1 .. QWEN_MAX_THREADS; a build without
  * OpenMP uses 1).  GGUF_OK, GGUF_E_INVALID, GGUF_E_NOMEM (unchanged). */
 int qwen_context_set_threads(qwen_context *ctx, int n, gguf_error *err);

@@ -52,6 +52,7 @@ struct slot {
     char *hold;             /* stop strings: reply text held back (g->hold_cap bytes) */
     size_t held;
     int fed_prompt;         /* the step being built feeds its prompt */
+    int capture;            /* its prompt ends in the step being built: keep it as the prefix */
     qwen_gen_reply r;
 };
 
@@ -67,6 +68,12 @@ struct qwen_generator {
     float *masked;          /* (n_vocab) ignore_eos: logits with the end ids at -inf */
     size_t stop_max;        /* the longest stop string */
     size_t hold_cap;        /* room of each slot's hold */
+    /* reuse_prefix: the prefix's ids and keys and values */
+    qwen_ids prefix;
+    unsigned char *prefix_state;
+    size_t prefix_cap;      /* bytes of prefix_state */
+    int prefix_changed;
+    int no_state;           /* the backend cannot copy its cache */
     int32_t top_id[QWEN_LOGPROBS_MAX];
     float top_lp[QWEN_LOGPROBS_MAX];
     uint64_t n_started;     /* conversations taken so far */
@@ -110,6 +117,8 @@ void qwen_generator_free(qwen_generator *g)
         free(g->slots[i].hold);
     }
     free(g->slots);
+    qwen_ids_free(&g->prefix);
+    free(g->prefix_state);
     qwen_batch_free(&g->batch);
     free(g->masked);
     free(g);
@@ -381,6 +390,87 @@ static int start(qwen_generator *g, struct slot *s, int32_t seq, const qwen_gen_
     for (size_t i = 0; i < s->ids.n; i++) qwen_sampler_accept(s->sampler, s->ids.v[i]);
     s->r.n_prompt = s->ids.n;
     s->state = SLOT_PROMPT;
+    s->capture = 0;
+    if (g->p.reuse_prefix && !g->no_state && g->prefix.n) {
+        /* the common start, but the last token, whose logits are wanted */
+        size_t n = 0;
+        while (n < g->prefix.n && n + 1 < s->ids.n && g->prefix.v[n] == s->ids.v[n]) n++;
+        if (n) {
+            int st = qwen_seq_state_set(g->ctx, seq, (uint32_t)n, g->prefix_state, err);
+            if (st == GGUF_E_UNSUPPORTED) g->no_state = 1;
+            else if (st) return st;
+            else s->fed = n;
+            s->r.n_cached = s->fed;
+        }
+    }
+    return GGUF_OK;
+}
+
+/* After the step that fed the end of slot s's prompt (sequence seq): the
+ * prompt becomes the prefix unless it is the start of the prefix. */
+static int capture_prefix(qwen_generator *g, struct slot *s, int32_t seq, gguf_error *err)
+{
+    s->capture = 0;
+    const size_t n = (size_t)s->r.n_prompt;
+    if (n <= g->prefix.n && memcmp(s->ids.v, g->prefix.v, n * sizeof *s->ids.v) == 0) return GGUF_OK;
+    const uint64_t bytes = qwen_seq_state_size(g->ctx, (uint32_t)n);
+    if (bytes > SIZE_MAX) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "out of memory");
+    if (g->prefix_cap < bytes) {
+        unsigned char *b = realloc(g->prefix_state, (size_t)bytes);
+        if (!b) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(g->m->file));
+        g->prefix_state = b;
+        g->prefix_cap = (size_t)bytes;
+    }
+    int st = qwen_seq_state_get(g->ctx, seq, (uint32_t)n, g->prefix_state, err);
+    if (st == GGUF_E_UNSUPPORTED) {
+        g->no_state = 1;
+        return GGUF_OK;
+    }
+    if (st) return st;
+    g->prefix.n = 0;
+    for (size_t i = 0; i < n; i++)
+        if (qwen_ids_push(&g->prefix, s->ids.v[i]))
+            return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(g->m->file));
+    g->prefix_changed = 1;
+    return GGUF_OK;
+}
+
+size_t qwen_generator_prefix(const qwen_generator *g, const int32_t **ids, const void **state,
+                             int *changed)
+{
+    if (ids) *ids = g->prefix.v;
+    if (state) *state = g->prefix_state;
+    if (changed) *changed = g->prefix_changed;
+    return g->prefix.n;
+}
+
+int qwen_generator_set_prefix(qwen_generator *g, const int32_t *ids, size_t n, const void *state,
+                              gguf_error *err)
+{
+    if (!g->p.reuse_prefix)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX, "qwen_generator_set_prefix: no reuse_prefix");
+    if (n > g->n_ctx)
+        return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                         "a prefix of %zu tokens, longer than the context of %" PRIu32, n, g->n_ctx);
+    const uint64_t bytes = qwen_seq_state_size(g->ctx, (uint32_t)n);
+    unsigned char *b = bytes <= SIZE_MAX ? malloc(bytes ? (size_t)bytes : 1) : NULL;
+    qwen_ids copy = QWEN_IDS_INIT;
+    for (size_t i = 0; b && i < n; i++)
+        if (qwen_ids_push(&copy, ids[i])) {
+            free(b);
+            b = NULL;
+        }
+    if (!b) {
+        qwen_ids_free(&copy);
+        return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(g->m->file));
+    }
+    memcpy(b, state, (size_t)bytes);
+    free(g->prefix_state);
+    qwen_ids_free(&g->prefix);
+    g->prefix = copy;
+    g->prefix_state = b;
+    g->prefix_cap = (size_t)bytes;
+    g->prefix_changed = 0;
     return GGUF_OK;
 }
 
@@ -523,6 +613,7 @@ static void build_batch(qwen_generator *g, uint32_t *n_gen, uint32_t *n_prompt)
         }
         if (s->fed < s->ids.n) break;
         s->state = SLOT_REPLY; /* its logits come with this step */
+        s->capture = g->p.reuse_prefix && !g->no_state && s->r.n_shift == 0;
     }
 }
 
@@ -572,6 +663,9 @@ int qwen_generate(qwen_generator *g, const qwen_gen_io *io, gguf_error *err)
             break;
         }
         st = qwen_decode(g->ctx, &g->batch, err);
+        if (st) break;
+        for (uint32_t i = 0; i < g->n_seq && !st; i++)
+            if (g->slots[i].capture) st = capture_prefix(g, &g->slots[i], (int32_t)i, err);
         if (st) break;
         /* The step's time, with the sampling before it, is shared by the
          * kinds of tokens in it, and charged whole to each conversation

@@ -86,6 +86,16 @@ typedef struct qwen_gen_params {
     /* > 0: token() gets the log-probability of each token sampled and of
      * the n_logprobs most likely (at most QWEN_LOGPROBS_MAX). */
     uint32_t n_logprobs;
+    /* 1: keep the keys and values of a prompt (the prefix), and start each
+     * conversation from the longest common start of its prompt with it,
+     * copied rather than computed again: a system prompt all the prompts
+     * share costs its prefill once.  The prefix is the last prompt that
+     * went beyond what it shared with the one before (or the one given to
+     * qwen_generator_set_prefix()).  The replies are the same as without,
+     * the cached positions being what the backend computes in any batch.
+     * A backend that cannot copy its cache (qwen_seq_state_get) computes
+     * every prompt whole. */
+    int reuse_prefix;
 } qwen_gen_params;
 
 /* Longest stop string. */
@@ -116,6 +126,7 @@ typedef struct qwen_gen_reply {
     double prompt_s, gen_s;     /* wall time of the steps that fed its prompt; of the rest */
     enum qwen_stop stop;
     uint64_t n_shift;           /* context shifts (context_shift) */
+    uint64_t n_cached;          /* prompt tokens taken from the prefix (reuse_prefix) */
 } qwen_gen_reply;
 
 /* The caller's side of qwen_generate().  Conversations are numbered from 0
@@ -178,6 +189,22 @@ int qwen_generate(qwen_generator *g, const qwen_gen_io *io, gguf_error *err);
 
 /* The totals of the conversations run so far. */
 qwen_gen_totals qwen_generator_totals(const qwen_generator *g);
+
+/* The prefix of reuse_prefix: returns its length n (0: none) and stores
+ * its ids in *ids and their keys and values (qwen_seq_state_size(ctx, n)
+ * bytes, see qwen_seq_state_get) in *state, borrowed until the generator
+ * runs or changes again.  *changed (may be NULL) is 1 when a conversation
+ * made it since the last qwen_generator_set_prefix(). */
+size_t qwen_generator_prefix(const qwen_generator *g, const int32_t **ids, const void **state,
+                             int *changed);
+
+/* Makes the n ids at ids, whose keys and values are at state
+ * (qwen_seq_state_size(ctx, n) bytes, as qwen_generator_prefix() gives
+ * them, from a context over a model of the same shape), the prefix
+ * (copied).  Returns GGUF_OK; GGUF_E_INVALID for n past the context, or a
+ * generator without reuse_prefix; GGUF_E_NOMEM. */
+int qwen_generator_set_prefix(qwen_generator *g, const int32_t *ids, size_t n, const void *state,
+                              gguf_error *err);
 
 /* Runs the n ids at ids through sequence seq of ctx from position 0 (what
  * the sequence held is forgotten), in batches of the context's batch

@@ -427,7 +427,11 @@ static void run_generator(const qwen_model *m, const qwen_tokenizer *tok, uint32
         n_shift += out->r[i].n_shift;
     }
     CHECK(t.gen_tokens == n_gen, "totals: %" PRIu64 " generated, the replies %" PRIu64, t.gen_tokens, n_gen);
-    /* (a context shift feeds tokens again: prompt work too) */
+    /* (a context shift feeds tokens again: prompt work too; a prefix
+     * reused is not fed) */
+    uint64_t n_cached = 0;
+    for (int i = 0; i < N_CONV; i++) n_cached += out->r[i].n_cached;
+    n_prompt -= n_cached;
     if (proto->cancel_after < 0 && n_shift == 0)
         CHECK(t.prompt_tokens == n_prompt, "totals: %" PRIu64 " prompt tokens, the replies %" PRIu64,
               t.prompt_tokens, n_prompt);
@@ -784,6 +788,84 @@ static void check_generate_more(void)
         run_generator(m, tok, 1, 41, &cs, &proto, &r);
         CHECK(r.r[1].stop == QWEN_STOP_CONTEXT && r.r[1].n_shift == 0, "keep all: %s",
               qwen_stop_name(r.r[1].stop));
+    }
+    for (int i = 0; i < N_CONV; i++) qwen_ids_free(&proto.prompts[i]);
+
+    /* The prefix: prompts that share their first 24 tokens (but the
+     * fourth, empty, and the sixth, 5 of them) give the same replies with
+     * the shared keys and values copied as computed, with 1 and 3
+     * sequences; the copied tokens are counted. */
+    static const uint32_t tails[N_CONV] = {6, 13, 1, 0, 9, 0, 2};
+    for (int i = 0; i < N_CONV; i++) {
+        const uint32_t head = i == 3 ? 0 : i == 5 ? 5 : 24;
+        for (uint32_t j = 0; j < head + tails[i]; j++)
+            REQUIRE(qwen_ids_push(&proto.prompts[i], j < head ? token_at(9, j, nv)
+                                                               : token_at((uint32_t)i, j, nv)) == 0,
+                    "out of memory");
+    }
+    {
+        qwen_gen_params rp = gp;
+        rp.sampler.temp = 0.9f;
+        rp.sampler.seed = 21;
+        rp.n_predict = 10;
+        static struct gen_run plain, reused;
+        run_generator(m, tok, 1, 96, &rp, &proto, &plain);
+        rp.reuse_prefix = 1;
+        for (uint32_t w = 1; w <= 3; w += 2) {
+            run_generator(m, tok, w, 96, &rp, &proto, &reused);
+            uint64_t cached = 0;
+            for (int i = 0; i < N_CONV; i++) {
+                CHECK(reused.len[i] == plain.len[i] && memcmp(reused.text[i], plain.text[i], plain.len[i]) == 0,
+                      "reused prefix, %u sequences: conversation %d differs", w, i);
+                cached += reused.r[i].n_cached;
+            }
+            /* conversation 0 computes 30; with one sequence 1, 2, 5 and 6
+             * reuse 24, 24, 4 (all of its 5 but the last), 24 */
+            if (w == 1)
+                CHECK(reused.r[1].n_cached == 24 && reused.r[2].n_cached == 24 &&
+                          reused.r[5].n_cached == 4 && reused.r[6].n_cached == 24 && reused.r[0].n_cached == 0,
+                      "cached %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, reused.r[1].n_cached,
+                      reused.r[2].n_cached, reused.r[5].n_cached, reused.r[6].n_cached);
+            CHECK(cached > 0, "%u sequences: nothing reused", w);
+        }
+        /* the prefix out of one generator and into another */
+        qwen_params p = qwen_params_defaults();
+        p.n_ctx = 96;
+        qwen_params_fit(&p, &m->config);
+        qwen_context *ctx;
+        REQUIRE(qwen_context_new(&ctx, m, &p, &err) == GGUF_OK, "%s", err.message);
+        qwen_generator *g1, *g2;
+        REQUIRE(qwen_generator_new(&g1, ctx, tok, &rp, &err) == GGUF_OK, "%s", err.message);
+        static struct gen_run one;
+        memset(&one, 0, sizeof one);
+        one.prompts[0] = proto.prompts[0];
+        one.cancel_after = -1;
+        for (int i = 1; i < N_CONV; i++) one.prompts[i] = proto.prompts[3]; /* empty */
+        qwen_gen_io io = {g_next, g_text, g_done, g_cancel, &one, NULL};
+        CHECK(qwen_generate(g1, &io, &err) == GGUF_OK, "%s", err.message);
+        const int32_t *ids;
+        const void *state;
+        int changed;
+        size_t n = qwen_generator_prefix(g1, &ids, &state, &changed);
+        CHECK(n == 30 && changed && memcmp(ids, proto.prompts[0].v, 30 * sizeof *ids) == 0,
+              "the prefix: %zu ids, changed %d", n, changed);
+        REQUIRE(qwen_generator_new(&g2, ctx, tok, &rp, &err) == GGUF_OK, "%s", err.message);
+        CHECK(qwen_generator_set_prefix(g2, ids, n, state, &err) == GGUF_OK, "%s", err.message);
+        qwen_generator_free(g1);
+        static struct gen_run two;
+        memset(&two, 0, sizeof two);
+        two.cancel_after = -1;
+        for (int i = 0; i < N_CONV; i++) two.prompts[i] = proto.prompts[i];
+        io.user = &two;
+        CHECK(qwen_generate(g2, &io, &err) == GGUF_OK, "%s", err.message);
+        CHECK(two.r[0].n_cached == 29 && two.len[0] == plain.len[0] &&
+                  memcmp(two.text[0], plain.text[0], plain.len[0]) == 0,
+              "a prefix set from another generator: %" PRIu64 " cached, the same reply",
+              two.r[0].n_cached);
+        qwen_generator_prefix(g2, NULL, NULL, &changed);
+        CHECK(changed, "a new prompt changes the prefix");
+        qwen_generator_free(g2);
+        qwen_context_free(ctx);
     }
     for (int i = 0; i < N_CONV; i++) qwen_ids_free(&proto.prompts[i]);
     qwen_tokenizer_free(tok);

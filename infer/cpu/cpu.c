@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "infer/backend.h"
 #include "infer/cpu/cpu.h"
@@ -237,7 +238,47 @@ static void cpu_estimate(const qwen_config *c, const uint32_t *types, size_t n_t
     out->device = 0;
 }
 
+/* The cache rows of layer l, sequence seq: (n_kv, n_ctx) each. */
+static uint64_t rows_at(const struct cpu_state *s, uint32_t l, int32_t seq)
+{
+    return ((uint64_t)l * s->n_seq + (uint32_t)seq) * s->n_ctx * s->m->config.n_kv;
+}
+
+static int cpu_seq_get(void *impl, int32_t seq, uint32_t n, void *buf, gguf_error *err)
+{
+    (void)err;
+    const struct cpu_state *s = impl;
+    const uint32_t kv = s->m->config.n_kv;
+    const size_t row = (size_t)kv * sizeof(uint16_t);
+    unsigned char *d = buf;
+    for (uint32_t p = 0; p < n; p++)
+        for (uint32_t l = 0; l < s->m->config.n_layer; l++) {
+            const uint64_t at = rows_at(s, l, seq) + (uint64_t)p * kv;
+            memcpy(d, s->k_cache + at, row);
+            memcpy(d + row, s->v_cache + at, row);
+            d += 2 * row;
+        }
+    return GGUF_OK;
+}
+
+static int cpu_seq_set(void *impl, int32_t seq, uint32_t n, const void *buf, gguf_error *err)
+{
+    (void)err;
+    struct cpu_state *s = impl;
+    const uint32_t kv = s->m->config.n_kv;
+    const size_t row = (size_t)kv * sizeof(uint16_t);
+    const unsigned char *d = buf;
+    for (uint32_t p = 0; p < n; p++)
+        for (uint32_t l = 0; l < s->m->config.n_layer; l++) {
+            const uint64_t at = rows_at(s, l, seq) + (uint64_t)p * kv;
+            memcpy(s->k_cache + at, d, row);
+            memcpy(s->v_cache + at, d + row, row);
+            d += 2 * row;
+        }
+    return GGUF_OK;
+}
+
 const qwen_backend qwen_backend_cpu = {"cpu",         cpu_open,      cpu_decode,
                                        cpu_set_threads, cpu_threads, cpu_set_plain,
                                        cpu_describe,    cpu_close,   cpu_memory,
-                                       cpu_estimate};
+                                       cpu_estimate,    cpu_seq_get, cpu_seq_set};

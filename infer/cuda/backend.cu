@@ -674,4 +674,4 @@ static void cuda_memory(const void *impl, qwen_memory *out)
 extern "C" const qwen_backend qwen_backend_cuda = {
     "cuda",         cuda_open,      cuda_decode,   cuda_set_threads,
     cuda_threads,   cuda_set_plain, cuda_describe, cuda_close,
-    cuda_memory,    NULL};
+    cuda_memory,    NULL,           NULL,          NULL};
