@@ -16,6 +16,9 @@ infer_libinfer_la_SOURCES += infer/tokenizer.c infer/tokenizer.h
 # that link this library link with $(OPENMP_CFLAGS)) ---
 infer_libinfer_la_SOURCES += infer/arch.h infer/arch.c infer/model.h infer/model.c
 
+# --- prompt caches (qwen-run --prompt-cache) ---
+infer_libinfer_la_SOURCES += infer/promptcache.h infer/promptcache.c
+
 # --- contexts over the backends (backend.h), the CPU's in infer/cpu/, and
 # one sequence through a context (forward.h) ---
 infer_libinfer_la_SOURCES += infer/context.h infer/context.c infer/backend.h \

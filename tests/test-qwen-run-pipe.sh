@@ -115,6 +115,77 @@ rows = [l.split() for l in open(sys.argv[2])]
 sys.exit(0 if [(e["id"], e["logit"]) for e in d["logits"]] == [(int(a), float(b)) for a, b in rows] else 1)' \
     "$tmp/logits-json.out" "$tmp/logits.out"
 
+# --- --prompt-cache ---
+SYS='You answer questions about lighthouses, briefly and truthfully, in plain words.'
+pc=$tmp/cache.gguf
+for q in one two; do
+    run 0 "plain-$q" "$RUN" -m "$m" $G -n 8 --json --system "$SYS" -p "question $q"
+done
+run 0 pc1 "$RUN" -m "$m" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question one"
+check "--prompt-cache: made by the first run" [ -s "$pc" ]
+check "--prompt-cache: nothing cached the first time, the same reply" \
+    py 'j[0]["cached_tokens"] == 0 and j[0]["reply"] == j[1]["reply"]' "$tmp/pc1.out" "$tmp/plain-one.out"
+check "--prompt-cache: nothing said the first time" empty "$tmp/pc1.err"
+run 0 pc2 "$RUN" -m "$m" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question two"
+check "--prompt-cache: the shared start taken from the file, the same reply" \
+    py 'j[0]["cached_tokens"] > 10 and j[0]["cached_tokens"] < j[0]["prompt_tokens"] and j[0]["reply"] == j[1]["reply"]' \
+    "$tmp/pc2.out" "$tmp/plain-two.out"
+# refused clearly, computed again, and made again
+"$SYNTH" -j 1 --size small --type q8_0 --seed 4 -o "$tmp/other.gguf" 2>/dev/null || hard_error "gguf-synth"
+run 0 pc-other "$RUN" -m "$tmp/other.gguf" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question two"
+check "another model's cache: said" has "$tmp/pc-other.err" "made for another model"
+check "another model's cache: computed again" py 'j[0]["cached_tokens"] == 0' "$tmp/pc-other.out"
+run 0 pc-other2 "$RUN" -m "$tmp/other.gguf" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question one"
+check "another model's cache: made again for it" py 'j[0]["cached_tokens"] > 10' "$tmp/pc-other2.out"
+check "another model's cache: made again, nothing said" empty "$tmp/pc-other2.err"
+run 0 pc-back "$RUN" -m "$m" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question two"
+cp "$pc" "$tmp/good.gguf"
+size=$(wc -c < "$pc")
+head -c $((size / 2)) "$tmp/good.gguf" > "$pc"
+run 0 pc-cut "$RUN" -m "$m" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question two"
+check "a cache cut short: said" grep -q "computed again" "$tmp/pc-cut.err"
+check "a cache cut short: the same reply, computed" \
+    py 'j[0]["cached_tokens"] == 0 and j[0]["reply"] == j[1]["reply"]' "$tmp/pc-cut.out" "$tmp/plain-two.out"
+cp "$tmp/good.gguf" "$pc"
+python3 -c 'import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[-100] ^= 0x40
+open(sys.argv[1], "wb").write(b)' "$pc"
+run 0 pc-bad "$RUN" -m "$m" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question two"
+check "a damaged cache: said" has "$tmp/pc-bad.err" "damaged: the checksum of its tokens and keys and values does not match; the prompt is computed again"
+check "a damaged cache: computed again" py 'j[0]["cached_tokens"] == 0 and j[0]["reply"] == j[1]["reply"]' "$tmp/pc-bad.out" "$tmp/plain-two.out"
+EDIT=$(tool gguf-edit)
+run 0 pc-v2 "$EDIT" --set qwen.prompt_cache.version=u32:2 "$tmp/good.gguf" "$pc"
+run 0 pc-ver "$RUN" -m "$m" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question two"
+check "a cache of another version: said" has "$tmp/pc-ver.err" "a prompt cache of version 2, this qwen-run reads version 1"
+# a file that is not a prompt cache is not used, and never replaced
+printf 'not a cache at all\n' > "$pc"
+run 0 pc-junk "$RUN" -m "$m" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question two"
+check "not a GGUF file: said" has "$tmp/pc-junk.err" "not a prompt cache: left as it is, and not used"
+check "not a GGUF file: left as it is" [ "$(cat "$pc")" = "not a cache at all" ]
+sum_m=$(sum "$m")
+run 0 pc-model "$RUN" -m "$m" $G -n 8 --json --system "$SYS" --prompt-cache "$m" -p "question two"
+check "a model given as the cache: said" has "$tmp/pc-model.err" "not a prompt cache: left as it is"
+check "a model given as the cache: left as it is" [ "$(sum "$m")" = "$sum_m" ]
+# a cache cut short in its header is not known to be one: left too
+head -c 200 "$tmp/good.gguf" > "$pc"
+run 0 pc-head "$RUN" -m "$m" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question two"
+check "a cache cut in its header: left as it is" [ "$(wc -c < "$pc")" -eq 200 ]
+# cut in its data: known, computed again, and made again
+head -c $((size / 2)) "$tmp/good.gguf" > "$pc"
+run 0 pc-cut2 "$RUN" -m "$m" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question two"
+check "a cache cut in its data: made again" [ "$(wc -c < "$pc")" -eq "$size" ]
+# --each-line: the system prompt the lines share is computed once
+printf 'question one\nquestion two\n' > "$tmp/qs"
+run 0 pc-lines "$RUN" -m "$m" $G -n 8 --json --system "$SYS" --each-line --parallel 1 < "$tmp/qs"
+check "--each-line: the second line starts from the first's prefix, the same replies" python3 -c 'import json, sys
+l = [json.loads(x) for x in open(sys.argv[1])]
+a = json.load(open(sys.argv[2])); b = json.load(open(sys.argv[3]))
+sys.exit(0 if l[0]["cached_tokens"] == 0 and l[1]["cached_tokens"] > 10 and [x["reply"] for x in l] == [a["reply"], b["reply"]] else 1)' \
+    "$tmp/pc-lines.out" "$tmp/plain-one.out" "$tmp/plain-two.out"
+run 2 u-pc "$RUN" -m "$m" --prompt-cache "$pc" --tokenize -p x
+check "--prompt-cache with --tokenize" has "$tmp/u-pc.err" "are for generation"
+
 # --- usage errors ---
 run 2 u-lp "$RUN" -m "$m" --logprobs 3 -p x
 check "--logprobs without --json" has "$tmp/u-lp.err" "--logprobs needs --json"

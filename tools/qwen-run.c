@@ -29,6 +29,7 @@
 #include "infer/context.h"
 #include "infer/generate.h"
 #include "infer/model.h"
+#include "infer/promptcache.h"
 #include "infer/sampler.h"
 #include "infer/tokenizer.h"
 #include "tools/cli.h"
@@ -73,6 +74,7 @@ struct options {
     int context_shift;          /* --context-shift */
     long n_keep;                /* --keep N; -1: the whole prompt */
     long n_logprobs;            /* --logprobs N; 0: none */
+    const char *prompt_cache;   /* --prompt-cache FILE, or NULL */
 };
 
 static struct options opt;
@@ -183,6 +185,11 @@ static void usage(void)
         "                          start always kept (default 0; -1: the whole prompt)\n"
         "\n"
         "Output:\n"
+        "      --prompt-cache=FILE the keys and values of the prompt kept in FILE: a\n"
+        "                          later run whose prompt starts with the same tokens\n"
+        "                          (a long system prompt) computes only the rest; a\n"
+        "                          FILE for another model, or damaged, is said and\n"
+        "                          made again\n"
         "      --stats             print load time and prompt and generation speed on\n"
         "                          standard error at the end\n"
         "      --tokenize          print the input's token ids (template applied unless\n"
@@ -216,7 +223,7 @@ enum {
     OPT_SYSTEM = 256, OPT_RAW, OPT_SPECIAL, OPT_EACH_LINE, OPT_JSON, OPT_TEMP, OPT_TOP_K,
     OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_STATS, OPT_TOKENIZE, OPT_LOGITS, OPT_PRINT_IDS,
     OPT_IGNORE_EOS, OPT_PARALLEL, OPT_THINK, OPT_NO_THINK, OPT_HIDE_THINK, OPT_DEVICE,
-    OPT_STOP, OPT_CONTEXT_SHIFT, OPT_KEEP, OPT_LOGPROBS
+    OPT_STOP, OPT_CONTEXT_SHIFT, OPT_KEEP, OPT_LOGPROBS, OPT_PROMPT_CACHE
 };
 
 static const struct option long_options[] = {
@@ -251,6 +258,7 @@ static const struct option long_options[] = {
     { "context-shift", no_argument, NULL, OPT_CONTEXT_SHIFT },
     { "keep", required_argument, NULL, OPT_KEEP },
     { "logprobs", required_argument, NULL, OPT_LOGPROBS },
+    { "prompt-cache", required_argument, NULL, OPT_PROMPT_CACHE },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -376,6 +384,7 @@ static int parse_options(int argc, char **argv)
             opt.stop[opt.n_stop++] = optarg;
             break;
         case OPT_CONTEXT_SHIFT: opt.context_shift = 1; break;
+        case OPT_PROMPT_CACHE: opt.prompt_cache = optarg; break;
         case OPT_KEEP:
             if (parse_long(optarg, -1, (long)QWEN_MAX_CTX, &opt.n_keep))
                 return cli_usage_error("--keep: not a token count (-1 for the prompt): '%s'", optarg);
@@ -399,9 +408,10 @@ static int parse_options(int argc, char **argv)
         return cli_usage_error("--each-line cannot be combined with --tokenize or --logits");
     if (opt.parallel && !opt.each_line)
         return cli_usage_error("--parallel needs --each-line (one prompt is one conversation)");
-    if (opt.mode != MODE_GENERATE && (opt.n_stop || opt.context_shift || opt.n_logprobs))
-        return cli_usage_error("--stop, --context-shift and --logprobs are for generation, not "
-                               "--tokenize or --logits");
+    if (opt.mode != MODE_GENERATE && (opt.n_stop || opt.context_shift || opt.n_logprobs ||
+                                      opt.prompt_cache))
+        return cli_usage_error("--stop, --context-shift, --logprobs and --prompt-cache are for "
+                               "generation, not --tokenize or --logits");
     if (opt.n_logprobs && !opt.json)
         return cli_usage_error("--logprobs needs --json (the log-probabilities go in its objects)");
     if (keep_set && !opt.context_shift)
@@ -576,6 +586,8 @@ static void finish_reply(const char *text, size_t len, const struct reply *rep)
         cli_out_printf(out, "%.6f", rep->r.prompt_s);
         cli_out_str(out, ", \"reply_seconds\": ");
         cli_out_printf(out, "%.6f", rep->r.gen_s);
+        cli_out_str(out, ", \"cached_tokens\": ");
+        cli_out_u64(out, rep->r.n_cached);
         cli_out_str(out, ", \"stop\": \"");
         cli_out_str(out, qwen_stop_name(rep->r.stop));
         cli_out_putc(out, '"');
@@ -691,6 +703,55 @@ static int pick_device(const char **backend, int *fallback)
 #endif
 }
 
+/* --prompt-cache: the prompt's keys and values from the file, when it is
+ * there and was made for this model; anything else is said, and the
+ * prompt computed (and the file made again after the run). */
+static void load_prompt_cache(struct run *R)
+{
+    gguf_error err = {0};
+    if (qwen_seq_state_get(R->ctx, 0, 0, NULL, &err) != GGUF_OK) {
+        cli_error(opt.prompt_cache, "not used: %s", err.message);
+        opt.prompt_cache = NULL;
+        return;
+    }
+    if (!qwen_prompt_cache_replaceable(opt.prompt_cache)) {
+        cli_error(opt.prompt_cache, "not a prompt cache: left as it is, and not used");
+        opt.prompt_cache = NULL;
+        return;
+    }
+    qwen_ids ids = QWEN_IDS_INIT;
+    void *state = NULL;
+    int st = qwen_prompt_cache_load(opt.prompt_cache, R->model, &ids, &state, &err);
+    if (st == GGUF_OK) {
+        size_t n = ids.n < R->n_ctx ? ids.n : R->n_ctx; /* a state's start is a shorter state */
+        st = qwen_generator_set_prefix(R->gen, ids.v, n, state, &err);
+    }
+    if (st != GGUF_OK && st != GGUF_E_NOT_FOUND) {
+        char msg[sizeof err.message + 40];
+        snprintf(msg, sizeof msg, "%s; the prompt is computed again", err.message);
+        cli_message(msg);
+    }
+    qwen_ids_free(&ids);
+    free(state);
+}
+
+/* --prompt-cache: writes the prompt kept after the run, when it changed.
+ * Returns 0, or an exit status after the message. */
+static int save_prompt_cache(const struct run *R)
+{
+    const int32_t *ids;
+    const void *state;
+    int changed;
+    size_t n = qwen_generator_prefix(R->gen, &ids, &state, &changed);
+    if (!changed || n == 0) return 0;
+    gguf_error err = {0};
+    if (qwen_prompt_cache_save(opt.prompt_cache, R->model, ids, n, state, &err) != GGUF_OK) {
+        cli_message(err.message);
+        return CLI_EXIT_TROUBLE;
+    }
+    return 0;
+}
+
 /* Loads model and tokenizer, and for generation and --logits a context
  * (of --parallel sequences with --each-line) and the generator.  Returns
  * 0, or an exit status after printing the error. */
@@ -759,10 +820,13 @@ static int load(struct run *R)
     gp.context_shift = opt.context_shift;
     gp.n_keep = opt.n_keep;
     gp.n_logprobs = (uint32_t)opt.n_logprobs;
+    /* the prompt every line shares (a system prompt) computed once */
+    gp.reuse_prefix = opt.each_line || opt.prompt_cache;
     if (qwen_generator_new(&R->gen, R->ctx, R->tok, &gp, &err) != GGUF_OK) {
         cli_error(opt.model, "%s", err.message);
         return CLI_EXIT_TROUBLE;
     }
+    if (opt.prompt_cache) load_prompt_cache(R);
     R->load_s = now() - t0;
     return 0;
 }
@@ -1165,6 +1229,7 @@ int main(int argc, char **argv)
         status = print_logits(&R, input, in_len, &extra);
     } else if (opt.each_line || in_len > 0) {
         status = generate(&R, &q);
+        if (!status && opt.prompt_cache) status = save_prompt_cache(&R);
         if (!status && q.read_status == -2) {
             too_long(&R, "-", q.line_no + 1, limit);
             status = CLI_EXIT_TROUBLE;
