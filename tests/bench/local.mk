@@ -1,6 +1,7 @@
 # tests/bench/: benchmarks, run by `make bench` (never by `make check`).
 BENCHMARKS += tests/bench/bench-dump.sh tests/bench/bench-requant.sh
 BENCHMARKS += tests/bench/bench-verify.sh tests/bench/bench-qwen-run.sh tests/bench/bench-batched.sh
+BENCHMARKS += tests/bench/bench-prompt-cache.sh
 # qwen-run on a CUDA GPU (says so and skips without one)
 BENCHMARKS += tests/bench/bench-cuda.sh
 EXTRA_DIST += $(BENCHMARKS) tests/bench/common.sh
