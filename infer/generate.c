@@ -53,6 +53,8 @@ struct slot {
     size_t held;
     int fed_prompt;         /* the step being built feeds its prompt */
     int capture;            /* its prompt ends in the step being built: keep it as the prefix */
+    int32_t *hist;          /* (n_ctx) the tokens its sequence holds, position by position */
+    size_t hist_n;
     qwen_gen_reply r;
 };
 
@@ -115,6 +117,7 @@ void qwen_generator_free(qwen_generator *g)
         qwen_sampler_free(g->slots[i].sampler);
         qwen_ids_free(&g->slots[i].ids);
         free(g->slots[i].hold);
+        free(g->slots[i].hist);
     }
     free(g->slots);
     qwen_ids_free(&g->prefix);
@@ -171,6 +174,8 @@ int qwen_generator_new(qwen_generator **out, qwen_context *ctx, const qwen_token
     for (uint32_t i = 0; !st && i < g->n_seq; i++) {
         st = qwen_sampler_new(&g->slots[i].sampler, &p->sampler, (int32_t)m->config.n_vocab, err);
         if (!st && g->hold_cap && !(g->slots[i].hold = malloc(g->hold_cap)))
+            st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
+        if (!st && !(g->slots[i].hist = malloc((size_t)cp->n_ctx * sizeof *g->slots[i].hist)))
             st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
     }
     if (!st) st = qwen_batch_init(&g->batch, g->n_batch, err);
@@ -384,25 +389,40 @@ static int start(qwen_generator *g, struct slot *s, int32_t seq, const qwen_gen_
         s->ids.v = v;
         s->ids.cap = (size_t)g->n_ctx + 1;
     }
-    qwen_seq_clear(g->ctx, seq);
     qwen_sampler_reset(s->sampler);
     qwen_sampler_seed(s->sampler, g->p.sampler.seed);
     for (size_t i = 0; i < s->ids.n; i++) qwen_sampler_accept(s->sampler, s->ids.v[i]);
     s->r.n_prompt = s->ids.n;
     s->state = SLOT_PROMPT;
     s->capture = 0;
-    if (g->p.reuse_prefix && !g->no_state && g->prefix.n) {
-        /* the common start, but the last token, whose logits are wanted */
-        size_t n = 0;
-        while (n < g->prefix.n && n + 1 < s->ids.n && g->prefix.v[n] == s->ids.v[n]) n++;
-        if (n) {
-            int st = qwen_seq_state_set(g->ctx, seq, (uint32_t)n, g->prefix_state, err);
-            if (st == GGUF_E_UNSUPPORTED) g->no_state = 1;
-            else if (st) return st;
-            else s->fed = n;
-            s->r.n_cached = s->fed;
+    /* What the sequence holds from its last conversation, and the prefix,
+     * are not computed again where the prompt starts with them (but its
+     * last token, whose logits are wanted): the longer of the two. */
+    size_t own = 0, pre = 0;
+    while (own < s->hist_n && own + 1 < s->ids.n && s->hist[own] == s->ids.v[own]) own++;
+    if (g->p.reuse_prefix && !g->no_state)
+        while (pre < g->prefix.n && pre + 1 < s->ids.n && g->prefix.v[pre] == s->ids.v[pre]) pre++;
+    if (own && own >= pre) {
+        qwen_seq_truncate(g->ctx, seq, (uint32_t)own);
+        s->hist_n = own;
+        s->fed = own;
+    } else {
+        qwen_seq_clear(g->ctx, seq);
+        s->hist_n = 0;
+        if (pre) {
+            int st = qwen_seq_state_set(g->ctx, seq, (uint32_t)pre, g->prefix_state, err);
+            if (st == GGUF_E_UNSUPPORTED) {
+                g->no_state = 1;
+            } else if (st) {
+                return st;
+            } else {
+                memcpy(s->hist, s->ids.v, pre * sizeof *s->hist);
+                s->hist_n = pre;
+                s->fed = pre;
+            }
         }
     }
+    s->r.n_cached = s->fed;
     return GGUF_OK;
 }
 
@@ -520,6 +540,7 @@ static int shift(qwen_generator *g, struct slot *s, int32_t seq, int32_t id)
     s->ids.n = n_past - drop;
     if (qwen_ids_push(&s->ids, id) != GGUF_OK) return 0; /* room was reserved */
     qwen_seq_clear(g->ctx, seq);
+    s->hist_n = 0;
     s->fed = 0;
     s->r.n_shift++;
     s->state = SLOT_PROMPT;
@@ -544,9 +565,9 @@ static int take_token(qwen_generator *g, struct slot *s, int32_t seq, const qwen
     }
     const int32_t id = qwen_sampler_sample(s->sampler, logits);
     qwen_sampler_accept(s->sampler, id);
-    if (g->p.n_logprobs && io->token) {
+    if (io->token) {
         qwen_gen_token t = {id, 0.0f, 0, g->top_id, g->top_lp};
-        t.n_top = logprobs(g, logits, id, &t.logprob);
+        if (g->p.n_logprobs) t.n_top = logprobs(g, logits, id, &t.logprob);
         if (io->token(io->user, s->k, &t)) return qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed");
     }
     const int e = emit_token(g, s, io, id);
@@ -590,7 +611,10 @@ static void build_batch(qwen_generator *g, uint32_t *n_gen, uint32_t *n_prompt)
         s->fed_prompt = 0;
         if (s->state != SLOT_REPLY || s->next < 0) continue;
         s->row = (int32_t)b->n;
-        qwen_batch_add(b, s->next, (int32_t)i, qwen_seq_pos(g->ctx, (int32_t)i), 1);
+        const uint32_t pos = qwen_seq_pos(g->ctx, (int32_t)i);
+        qwen_batch_add(b, s->next, (int32_t)i, pos, 1);
+        s->hist[pos] = s->next;
+        s->hist_n = (size_t)pos + 1;
         s->next = -1;
         (*n_gen)++;
     }
@@ -608,6 +632,8 @@ static void build_batch(qwen_generator *g, uint32_t *n_gen, uint32_t *n_prompt)
             const int last = s->fed == s->ids.n - 1;
             if (last) s->row = (int32_t)b->n;
             qwen_batch_add(b, s->ids.v[s->fed], (int32_t)seq, (uint32_t)s->fed, last);
+            s->hist[s->fed] = s->ids.v[s->fed];
+            s->hist_n = s->fed + 1;
             s->fed++;
             (*n_prompt)++;
         }
@@ -685,6 +711,9 @@ int qwen_generate(qwen_generator *g, const qwen_gen_io *io, gguf_error *err)
     }
     /* After an error the conversations under way are dropped: the next
      * run starts with every sequence free. */
-    for (uint32_t i = 0; st && i < g->n_seq; i++) g->slots[i].state = SLOT_FREE;
+    for (uint32_t i = 0; st && i < g->n_seq; i++) {
+        g->slots[i].state = SLOT_FREE;
+        g->slots[i].hist_n = 0; /* what the cache holds is not known */
+    }
     return st;
 }

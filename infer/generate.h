@@ -27,6 +27,11 @@
  *
  * Nothing is allocated per decode step: next() appends a prompt to a
  * buffer of the sequence it goes to, which keeps its room for the next.
+ *
+ * A sequence keeps what it holds after a conversation: the next prompt
+ * that starts with the same tokens (a chat's next turn, which repeats the
+ * conversation so far; a line with the system prompt of the line before)
+ * computes only the rest, with the same reply as computed whole.
  */
 #ifndef QWEN_GENERATE_H
 #define QWEN_GENERATE_H
@@ -126,7 +131,9 @@ typedef struct qwen_gen_reply {
     double prompt_s, gen_s;     /* wall time of the steps that fed its prompt; of the rest */
     enum qwen_stop stop;
     uint64_t n_shift;           /* context shifts (context_shift) */
-    uint64_t n_cached;          /* prompt tokens taken from the prefix (reuse_prefix) */
+    uint64_t n_cached;          /* prompt tokens not computed: held by its sequence from
+                                 * the conversation before (the tokens fed there, the
+                                 * reply's included), or copied from the prefix */
 } qwen_gen_reply;
 
 /* The caller's side of qwen_generate().  Conversations are numbered from 0
@@ -147,9 +154,10 @@ typedef struct qwen_gen_io {
      * (QWEN_STOP_CANCELLED) and takes no more.  May be NULL. */
     int (*cancel)(void *user);
     void *user;
-    /* With n_logprobs: every token conversation k samples (the end token
-     * too), before its text.  Returns 0, or -1 to stop all as text()
-     * does.  May be NULL. */
+    /* Every token conversation k samples (the end token too), before its
+     * text; the log-probabilities with n_logprobs only (else logprob 0 and
+     * no top).  Returns 0, or -1 to stop all as text() does.  May be
+     * NULL. */
     int (*token)(void *user, uint64_t k, const qwen_gen_token *t);
 } qwen_gen_io;
 

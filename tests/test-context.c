@@ -868,6 +868,51 @@ static void check_generate_more(void)
         qwen_context_free(ctx);
     }
     for (int i = 0; i < N_CONV; i++) qwen_ids_free(&proto.prompts[i]);
+
+    /* A chat: the second turn's prompt is the first's, its reply's ids and
+     * more.  In one sequence, the turn computes only what is new (its
+     * cached tokens: the first prompt and the reply's tokens fed, all but
+     * the last chosen); its reply is the one the whole prompt gets in a
+     * fresh context. */
+    {
+        qwen_gen_params cp = gp;
+        cp.print_ids = 1;
+        cp.n_predict = 7;
+        static struct gen_run turns, fresh;
+        memset(&proto, 0, sizeof proto);
+        proto.cancel_after = -1;
+        for (uint32_t j = 0; j < 12; j++) REQUIRE(qwen_ids_push(&proto.prompts[0], token_at(3, j, nv)) == 0, "oom");
+        run_generator(m, tok, 1, 96, &cp, &proto, &turns);
+        int32_t ids[16];
+        size_t n = 0;
+        for (const char *p = turns.text[0], *e = p + turns.len[0]; p < e && n < 16;) {
+            char *end;
+            ids[n++] = (int32_t)strtol(p, &end, 10);
+            p = end;
+        }
+        REQUIRE(n == 7, "7 reply ids, %zu", n);
+        for (int i = 1; i < N_CONV; i++) {
+            qwen_ids_free(&proto.prompts[i]);
+            for (size_t j = 0; j < proto.prompts[0].n; j++) qwen_ids_push(&proto.prompts[i], proto.prompts[0].v[j]);
+            for (size_t j = 0; j < n; j++) qwen_ids_push(&proto.prompts[i], ids[j]);
+            for (uint32_t j = 0; j < 5 + (uint32_t)i; j++) qwen_ids_push(&proto.prompts[i], token_at(4, j, nv));
+        }
+        run_generator(m, tok, 1, 96, &cp, &proto, &turns);
+        CHECK(turns.r[1].n_cached == 12 + 6, "the second turn computes only what is new: %" PRIu64
+              " cached of %" PRIu64, turns.r[1].n_cached, turns.r[1].n_prompt);
+        static struct gen_run single;
+        memset(&single, 0, sizeof single);
+        single.cancel_after = -1;
+        single.prompts[0] = proto.prompts[1];
+        const qwen_ids none = QWEN_IDS_INIT;
+        for (int i = 1; i < N_CONV; i++) single.prompts[i] = none;
+        run_generator(m, tok, 1, 96, &cp, &single, &fresh);
+        CHECK(fresh.r[0].n_cached == 0 && fresh.len[0] == turns.len[1] &&
+                  memcmp(fresh.text[0], turns.text[1], turns.len[1]) == 0,
+              "the second turn's reply as computed whole: '%.*s', '%.*s'", (int)turns.len[1],
+              turns.text[1], (int)fresh.len[0], fresh.text[0]);
+        for (int i = 0; i < N_CONV; i++) qwen_ids_free(&proto.prompts[i]);
+    }
     qwen_tokenizer_free(tok);
     qwen_model_close(m);
 }

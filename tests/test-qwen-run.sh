@@ -157,7 +157,7 @@ objs = [json.loads(l) for l in lines[:-1]]
 inputs = open(sys.argv[2], encoding="utf-8").read().split("\n")
 assert len(objs) == len(inputs) == 4, len(objs)
 for o, p in zip(objs, inputs):
-    assert set(o) == {"prompt", "reply", "prompt_tokens", "reply_tokens", "prompt_seconds", "reply_seconds", "stop"}, o
+    assert set(o) == {"prompt", "reply", "prompt_tokens", "reply_tokens", "prompt_seconds", "reply_seconds", "cached_tokens", "stop"}, o
     assert o["stop"] in ("eos", "length"), o["stop"]
     assert o["prompt"] == p, (o["prompt"], p)
     assert isinstance(o["reply"], str)
