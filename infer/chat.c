@@ -46,7 +46,9 @@ int qwen_chat_tokenize(const qwen_tokenizer *tok, const char *system, size_t sys
                              "the vocabulary has no <think> or </think> token for the empty "
                              "thinking block");
     }
-    if (!system && !(flags & QWEN_CHAT_NO_DEFAULT_SYSTEM)) {
+    if (flags & QWEN_CHAT_TURN) {
+        system = NULL;
+    } else if (!system && !(flags & QWEN_CHAT_NO_DEFAULT_SYSTEM)) {
         system = QWEN_CHAT_DEFAULT_SYSTEM;
         system_len = strlen(system);
     }

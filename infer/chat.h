@@ -38,7 +38,10 @@ enum qwen_chat_flags {
     QWEN_CHAT_RAW = 1u << 0,     /* no template: the prompt alone */
     QWEN_CHAT_SPECIAL = 1u << 1, /* recognise special-token text in the texts */
     QWEN_CHAT_NO_DEFAULT_SYSTEM = 1u << 2, /* no system turn when system is NULL (Qwen3) */
-    QWEN_CHAT_NO_THINK = 1u << 3 /* end with an empty thinking block (Qwen3, thinking off) */
+    QWEN_CHAT_NO_THINK = 1u << 3, /* end with an empty thinking block (Qwen3, thinking off) */
+    QWEN_CHAT_TURN = 1u << 4     /* a later turn of a conversation: no system turn, and
+                                  * the ids go after the last reply's end token and line
+                                  * break */
 };
 
 /* The flags of a template of style `style` (an architecture's, arch.h)

@@ -30,10 +30,11 @@ gguf_verify_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm
 gguf_verify_LDFLAGS = $(OPENMP_CFLAGS)
 
 bin_PROGRAMS += qwen-run
-qwen_run_SOURCES = tools/qwen-run.c
+qwen_run_SOURCES = tools/qwen-run.c tools/run-chat.c tools/run-chat.h
+qwen_run_CFLAGS = $(AM_CFLAGS) $(LIBEDIT_CFLAGS)
 qwen_run_LDADD = tools/libcli.la
 if HAVE_CUDA
 qwen_run_LDADD += infer/cuda/libqwencuda.a
 endif
-qwen_run_LDADD += infer/libinfer.la gguf/libgguf.la -lm $(CUDA_LIBS)
+qwen_run_LDADD += infer/libinfer.la gguf/libgguf.la -lm $(CUDA_LIBS) $(LIBEDIT_LIBS)
 qwen_run_LDFLAGS = $(OPENMP_CFLAGS)

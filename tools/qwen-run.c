@@ -35,6 +35,7 @@
 #include "tools/cli.h"
 #include "tools/guard.h"
 #include "tools/progress.h"
+#include "tools/run-chat.h"
 #ifdef HAVE_CUDA
 #include "infer/cuda/cuda.h"
 #define CUDA_IN_BUILD "built in"
@@ -75,6 +76,7 @@ struct options {
     long n_keep;                /* --keep N; -1: the whole prompt */
     long n_logprobs;            /* --logprobs N; 0: none */
     const char *prompt_cache;   /* --prompt-cache FILE, or NULL */
+    int interactive;            /* -i, or a terminal on standard input and no prompt */
 };
 
 static struct options opt;
@@ -153,6 +155,10 @@ static void usage(void)
         "      --raw               no chat template: feed the prompt as it is\n"
         "      --special           recognise special-token text such as <|im_start|>\n"
         "                          in the prompt (the template's own always are)\n"
+        "  -i, --interactive       a chat: each line of standard input is a turn, the\n"
+        "                          conversation kept (the default when standard\n"
+        "                          input is a terminal and no -p or -f is given);\n"
+        "                          /clear, /save FILE, /exit; Ctrl-C stops a reply\n"
         "      --each-line         each line of standard input is its own conversation;\n"
         "                          one reply per line, with \\ and line breaks escaped\n"
         "                          as \\\\, \\n and \\r; replies in the order of the lines\n"
@@ -226,6 +232,9 @@ enum {
     OPT_STOP, OPT_CONTEXT_SHIFT, OPT_KEEP, OPT_LOGPROBS, OPT_PROMPT_CACHE
 };
 
+/* -i given (1), or chosen for a terminal (2). */
+enum { INTERACTIVE_ASKED = 1, INTERACTIVE_TTY = 2 };
+
 static const struct option long_options[] = {
     { "model", required_argument, NULL, 'm' },
     { "prompt", required_argument, NULL, 'p' },
@@ -259,6 +268,7 @@ static const struct option long_options[] = {
     { "keep", required_argument, NULL, OPT_KEEP },
     { "logprobs", required_argument, NULL, OPT_LOGPROBS },
     { "prompt-cache", required_argument, NULL, OPT_PROMPT_CACHE },
+    { "interactive", no_argument, NULL, 'i' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -301,7 +311,7 @@ static int parse_options(int argc, char **argv)
     opt.think = -1;
     opt.device = "auto";
     opt.sp = qwen_sampler_defaults();
-    while ((c = getopt_long(argc, argv, ":m:p:f:n:c:t:s:hV", long_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":m:p:f:n:c:t:s:ihV", long_options, NULL)) != -1) {
         switch (c) {
         case 'm': opt.model = optarg; break;
         case 'p': opt.prompt = optarg; break;
@@ -385,6 +395,7 @@ static int parse_options(int argc, char **argv)
             break;
         case OPT_CONTEXT_SHIFT: opt.context_shift = 1; break;
         case OPT_PROMPT_CACHE: opt.prompt_cache = optarg; break;
+        case 'i': opt.interactive = INTERACTIVE_ASKED; break;
         case OPT_KEEP:
             if (parse_long(optarg, -1, (long)QWEN_MAX_CTX, &opt.n_keep))
                 return cli_usage_error("--keep: not a token count (-1 for the prompt): '%s'", optarg);
@@ -416,6 +427,17 @@ static int parse_options(int argc, char **argv)
         return cli_usage_error("--logprobs needs --json (the log-probabilities go in its objects)");
     if (keep_set && !opt.context_shift)
         return cli_usage_error("--keep goes with --context-shift");
+    /* a person at a terminal and no prompt: a chat */
+    if (!opt.interactive && opt.mode == MODE_GENERATE && !opt.prompt && !opt.file &&
+        !opt.each_line && cli_isatty(0))
+        opt.interactive = INTERACTIVE_TTY;
+    if (opt.interactive == INTERACTIVE_ASKED &&
+        (opt.prompt || opt.file || opt.each_line || opt.mode != MODE_GENERATE))
+        return cli_usage_error("-i reads the chat's turns from standard input: not with -p, -f, "
+                               "--each-line, --tokenize or --logits");
+    if (opt.interactive && (opt.json || opt.print_ids || opt.prompt_cache || opt.n_logprobs))
+        return cli_usage_error("the chat is for people: --json, --print-ids, --logprobs and "
+                               "--prompt-cache are for scripts");
     /* -m - maps standard input, which must then be a regular file; it
      * cannot also carry the prompt. */
     if (strcmp(opt.model, "-") == 0 &&
@@ -1186,7 +1208,7 @@ int main(int argc, char **argv)
             cli_error(opt.file, "%s", strerror(errno));
             return CLI_EXIT_TROUBLE;
         }
-    } else if (!opt.each_line) {
+    } else if (!opt.each_line && !opt.interactive) {
         in_name = "-";
         in_fd = 0;
     }
@@ -1227,6 +1249,10 @@ int main(int argc, char **argv)
         status = print_ids(&R, input, in_len);
     } else if (opt.mode == MODE_LOGITS) {
         status = print_logits(&R, input, in_len, &extra);
+    } else if (opt.interactive) {
+        struct chat_env ce = {R.gen, R.tok, opt.model, opt.system, R.chat_flags, R.n_ctx,
+                              &interrupted, out};
+        status = chat_run(&ce);
     } else if (opt.each_line || in_len > 0) {
         status = generate(&R, &q);
         if (!status && opt.prompt_cache) status = save_prompt_cache(&R);
