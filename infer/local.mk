@@ -19,6 +19,9 @@ infer_libinfer_la_SOURCES += infer/arch.h infer/arch.c infer/model.h infer/model
 # --- prompt caches (qwen-run --prompt-cache) ---
 infer_libinfer_la_SOURCES += infer/promptcache.h infer/promptcache.c
 
+# --- grammars (qwen-run --grammar) ---
+infer_libinfer_la_SOURCES += infer/grammar.h infer/grammar.c
+
 # --- contexts over the backends (backend.h), the CPU's in infer/cpu/, and
 # one sequence through a context (forward.h) ---
 infer_libinfer_la_SOURCES += infer/context.h infer/context.c infer/backend.h \

@@ -222,6 +222,12 @@ tests_test_context_LDADD = infer/libinfer.la gguf/libgguf.la -lm
 tests_test_context_LDFLAGS = $(OPENMP_CFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 TESTS += tests/test-context
 
+check_PROGRAMS += tests/test-grammar
+tests_test_grammar_SOURCES = tests/test-grammar.c tests/testutil.h tests/synthdir.h
+tests_test_grammar_LDADD = infer/libinfer.la gguf/libgguf.la -lm
+tests_test_grammar_LDFLAGS = $(OPENMP_CFLAGS)
+TESTS += tests/test-grammar
+
 # --- infer/ tokenizer: split, BPE against a reference loop, round trip,
 # special tokens, streaming UTF-8, bad metadata; the reference's known
 # answers with a real vocabulary (QWEN_MODEL) ---
