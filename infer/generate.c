@@ -22,6 +22,7 @@
 #include "infer/chat.h"
 #include "infer/check.h"
 #include "infer/generate.h"
+#include "infer/grammar.h"
 
 /* The ids that end a reply: the tokenizer's end of sequence, <|im_end|>,
  * <|endoftext|>; -1 where absent. */
@@ -53,6 +54,7 @@ struct slot {
     size_t held;
     int fed_prompt;         /* the step being built feeds its prompt */
     int capture;            /* its prompt ends in the step being built: keep it as the prefix */
+    qwen_grammar_state *gstate; /* grammar: where the reply is in it */
     int32_t *hist;          /* (n_ctx) the tokens its sequence holds, position by position */
     size_t hist_n;
     qwen_gen_reply r;
@@ -76,6 +78,8 @@ struct qwen_generator {
     size_t prefix_cap;      /* bytes of prefix_state */
     int prefix_changed;
     int no_state;           /* the backend cannot copy its cache */
+    qwen_grammar_vocab *gvocab; /* grammar: the vocabulary's byte tree */
+    unsigned char *allowed; /* (n_vocab) grammar: the tokens allowed next */
     int32_t top_id[QWEN_LOGPROBS_MAX];
     float top_lp[QWEN_LOGPROBS_MAX];
     uint64_t n_started;     /* conversations taken so far */
@@ -90,6 +94,7 @@ const char *qwen_stop_name(enum qwen_stop s)
     case QWEN_STOP_CONTEXT: return "context";
     case QWEN_STOP_CANCELLED: return "cancelled";
     case QWEN_STOP_STRING: return "stop";
+    case QWEN_STOP_GRAMMAR: return "grammar";
     }
     return "?";
 }
@@ -118,10 +123,13 @@ void qwen_generator_free(qwen_generator *g)
         qwen_ids_free(&g->slots[i].ids);
         free(g->slots[i].hold);
         free(g->slots[i].hist);
+        qwen_grammar_state_free(g->slots[i].gstate);
     }
     free(g->slots);
     qwen_ids_free(&g->prefix);
     free(g->prefix_state);
+    qwen_grammar_vocab_free(g->gvocab);
+    free(g->allowed);
     qwen_batch_free(&g->batch);
     free(g->masked);
     free(g);
@@ -177,9 +185,15 @@ int qwen_generator_new(qwen_generator **out, qwen_context *ctx, const qwen_token
             st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
         if (!st && !(g->slots[i].hist = malloc((size_t)cp->n_ctx * sizeof *g->slots[i].hist)))
             st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
+        if (!st && p->grammar && !(g->slots[i].gstate = qwen_grammar_state_new(p->grammar)))
+            st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
     }
     if (!st) st = qwen_batch_init(&g->batch, g->n_batch, err);
-    if (!st && p->ignore_eos && !(g->masked = malloc((size_t)m->config.n_vocab * sizeof *g->masked)))
+    if (!st && (p->ignore_eos || p->grammar) &&
+        !(g->masked = malloc((size_t)m->config.n_vocab * sizeof *g->masked)))
+        st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
+    if (!st && p->grammar &&
+        (!(g->gvocab = qwen_grammar_vocab_new(tok)) || !(g->allowed = malloc(m->config.n_vocab))))
         st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
     if (st) {
         qwen_generator_free(g);
@@ -370,6 +384,7 @@ static int start(qwen_generator *g, struct slot *s, int32_t seq, const qwen_gen_
     s->first_id = 1;
     s->dec = (qwen_utf8)QWEN_UTF8_INIT;
     s->held = 0;
+    if (s->gstate) qwen_grammar_state_reset(s->gstate);
     qwen_think_filter_init(&s->think, g->tok);
     if (s->ids.n == 0) {
         s->state = SLOT_REPLY;
@@ -558,13 +573,37 @@ static int take_token(qwen_generator *g, struct slot *s, int32_t seq, const qwen
     if (g->p.n_predict >= 0 && s->r.n_gen >= (uint64_t)g->p.n_predict)
         return finish(g, s, io, QWEN_STOP_LENGTH) ? qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed") : 0;
     if (g->masked) {
-        memcpy(g->masked, logits, (size_t)g->m->config.n_vocab * sizeof *logits);
-        for (int i = 0; i < N_END; i++)
-            if (g->end[i] >= 0) g->masked[g->end[i]] = -INFINITY;
+        const uint32_t nv = g->m->config.n_vocab;
+        memcpy(g->masked, logits, (size_t)nv * sizeof *logits);
+        int end_ok = !g->p.ignore_eos;
+        if (s->gstate) {
+            const int64_t na = qwen_grammar_allowed(s->gstate, g->gvocab, g->allowed);
+            if (na < 0) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(g->m->file));
+            const int complete = qwen_grammar_complete(s->gstate);
+            if (na == 0 && !complete)
+                return finish(g, s, io, QWEN_STOP_GRAMMAR) ? qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed") : 0;
+            end_ok = complete && (end_ok || na == 0);
+            for (uint32_t i = 0; i < nv; i++)
+                if (!g->allowed[i]) g->masked[i] = -INFINITY;
+            if (end_ok)
+                for (int i = 0; i < N_END; i++)
+                    if (g->end[i] >= 0) g->masked[g->end[i]] = logits[g->end[i]];
+        }
+        if (!end_ok)
+            for (int i = 0; i < N_END; i++)
+                if (g->end[i] >= 0) g->masked[g->end[i]] = -INFINITY;
         logits = g->masked;
     }
     const int32_t id = qwen_sampler_sample(s->sampler, logits);
     qwen_sampler_accept(s->sampler, id);
+    if (s->gstate && !is_end(g, id)) {
+        size_t n;
+        const char *p = qwen_token_bytes(g->tok, id, &n);
+        if (qwen_grammar_accept(s->gstate, p, n))
+            return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                             "%s: token %" PRId32 " was sampled but the grammar refuses it",
+                             gguf_name(g->m->file), id);
+    }
     if (io->token) {
         qwen_gen_token t = {id, 0.0f, 0, g->top_id, g->top_lp};
         if (g->p.n_logprobs) t.n_top = logprobs(g, logits, id, &t.logprob);

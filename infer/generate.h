@@ -54,10 +54,11 @@ enum qwen_stop {
     QWEN_STOP_LENGTH,       /* n_predict tokens */
     QWEN_STOP_CONTEXT,      /* the sequence's context is full */
     QWEN_STOP_CANCELLED,    /* the caller's cancel() said so */
-    QWEN_STOP_STRING        /* the reply's text reached one of the stop strings */
+    QWEN_STOP_STRING,       /* the reply's text reached one of the stop strings */
+    QWEN_STOP_GRAMMAR       /* the grammar allows no token there (and cannot end) */
 };
 
-/* "eos", "length", "context", "cancelled", "stop". */
+/* "eos", "length", "context", "cancelled", "stop", "grammar". */
 const char *qwen_stop_name(enum qwen_stop s);
 
 /* Most alternatives n_logprobs may ask for (as the OpenAI API allows). */
@@ -101,6 +102,12 @@ typedef struct qwen_gen_params {
      * A backend that cannot copy its cache (qwen_seq_state_get) computes
      * every prompt whole. */
     int reuse_prefix;
+    /* A grammar every reply follows (grammar.h; borrowed: it must outlive
+     * the generator): only tokens whose bytes it allows are sampled, the
+     * end tokens only where the reply is a whole sentence of it (and then
+     * always, even with ignore_eos, once nothing else can follow).  NULL:
+     * none. */
+    const struct qwen_grammar *grammar;
 } qwen_gen_params;
 
 /* Longest stop string. */

@@ -791,9 +791,13 @@ static int advance(const qwen_grammar *g, const struct stacks *in, uint32_t c, s
 
 /* Whether some stack of in can take a character that begins with the
  * bytes so far: acc, with need continuation bytes to come. */
-static int partial_ok(const qwen_grammar *g, const struct stacks *in, uint32_t acc, int need)
+static int partial_ok(const qwen_grammar *g, const struct stacks *in, uint32_t acc, int need,
+                      uint32_t min)
 {
-    const uint32_t lo = acc << (6 * need), hi = lo | ((1u << (6 * need)) - 1);
+    uint32_t lo = acc << (6 * need), hi = lo | ((1u << (6 * need)) - 1);
+    if (lo < min) lo = min;
+    if (hi > 0x10FFFF) hi = 0x10FFFF;
+    if (lo > hi) return 0;
     for (size_t i = 0; i < in->n; i++) {
         size_t depth = in->off[i + 1] - in->off[i];
         if (depth && class_meets(g, &g->e[in->pos[in->off[i] + depth - 1]], lo, hi)) return 1;
@@ -801,23 +805,29 @@ static int partial_ok(const qwen_grammar *g, const struct stacks *in, uint32_t a
     return 0;
 }
 
-/* One byte b after the UTF-8 state (acc, need): the new state, and *c the
- * character when it is whole (else UINT32_MAX).  Returns 0, or -1 for a
- * byte that cannot come there. */
-static int utf8_step(uint32_t *acc, int *need, unsigned char b, uint32_t *c)
+/* One byte b after the UTF-8 state (acc, need, min: the least character a
+ * sequence of its length may encode): the new state, and *c the character
+ * when it is whole (else UINT32_MAX).  Returns 0, or -1 for a byte that
+ * cannot come there, and for an overlong form or a surrogate. */
+static int utf8_step(uint32_t *acc, int *need, uint32_t *min, unsigned char b, uint32_t *c)
 {
     *c = UINT32_MAX;
     if (*need == 0) {
         if (b < 0x80) *c = b;
-        else if (b >= 0xC2 && b <= 0xDF) *acc = b & 0x1F, *need = 1;
-        else if (b >= 0xE0 && b <= 0xEF) *acc = b & 0x0F, *need = 2;
-        else if (b >= 0xF0 && b <= 0xF4) *acc = b & 0x07, *need = 3;
+        else if (b >= 0xC2 && b <= 0xDF) *acc = b & 0x1F, *need = 1, *min = 0x80;
+        else if (b >= 0xE0 && b <= 0xEF) *acc = b & 0x0F, *need = 2, *min = 0x800;
+        else if (b >= 0xF0 && b <= 0xF4) *acc = b & 0x07, *need = 3, *min = 0x10000;
         else return -1;
         return 0;
     }
     if ((b & 0xC0) != 0x80) return -1;
     *acc = (*acc << 6) | (b & 0x3F);
-    if (--*need == 0) *c = *acc;
+    if (--*need == 0) {
+        if (*acc < *min || *acc > 0x10FFFF || (*acc >= 0xD800 && *acc <= 0xDFFF)) return -1;
+        *c = *acc;
+    } else if (((*acc << (6 * *need)) | ((1u << (6 * *need)) - 1)) < *min) {
+        return -1; /* overlong already */
+    }
     return 0;
 }
 
@@ -828,7 +838,8 @@ struct qwen_grammar_state {
     const qwen_grammar *g;
     struct stacks cur, next;
     uint32_t acc;           /* a character not yet whole: its bits so far */
-    int need;               /* ... and the continuation bytes it still needs */
+    int need;               /* ... the continuation bytes it still needs */
+    uint32_t min;           /* ... and the least character of its length */
     uint32_t *scratch;      /* MAX_DEPTH + 2 */
     struct stacks *level;   /* qwen_grammar_allowed's, one a tree level */
     size_t n_level;
@@ -839,6 +850,7 @@ void qwen_grammar_state_reset(qwen_grammar_state *s)
     stacks_clear(&s->cur);
     s->acc = 0;
     s->need = 0;
+    s->min = 0;
     uint32_t *st = s->scratch;
     /* root's alternatives, each a stack */
     const struct rule *r = &s->g->rules[s->g->root];
@@ -875,7 +887,7 @@ void qwen_grammar_state_free(qwen_grammar_state *s)
 int qwen_grammar_accept(qwen_grammar_state *s, const void *p, size_t n)
 {
     const unsigned char *b = p;
-    uint32_t acc = s->acc;
+    uint32_t acc = s->acc, min = s->min;
     int need = s->need;
     /* work on a copy: a refusal leaves the state as it was */
     struct stacks work = {0}, tmp = {0};
@@ -883,9 +895,9 @@ int qwen_grammar_accept(qwen_grammar_state *s, const void *p, size_t n)
         if (stacks_add(&work, s->cur.pos + s->cur.off[i], s->cur.off[i + 1] - s->cur.off[i])) goto no;
     for (size_t i = 0; i < n; i++) {
         uint32_t c;
-        if (utf8_step(&acc, &need, b[i], &c)) goto no;
+        if (utf8_step(&acc, &need, &min, b[i], &c)) goto no;
         if (c == UINT32_MAX) {
-            if (!partial_ok(s->g, &work, acc, need)) goto no;
+            if (!partial_ok(s->g, &work, acc, need, min)) goto no;
             continue;
         }
         if (advance(s->g, &work, c, &tmp, s->scratch) || tmp.n == 0) goto no;
@@ -898,6 +910,7 @@ int qwen_grammar_accept(qwen_grammar_state *s, const void *p, size_t n)
     s->cur = work;
     s->acc = acc;
     s->need = need;
+    s->min = min;
     return 0;
 no:
     stacks_free(&work);
@@ -988,16 +1001,16 @@ nomem:
 
 /* The walk below node `at` (depth d) with the stacks of level d. */
 static int64_t walk(qwen_grammar_state *s, const qwen_grammar_vocab *v, uint32_t at, size_t d,
-                    uint32_t acc, int need, unsigned char *allowed)
+                    uint32_t acc, int need, uint32_t min, unsigned char *allowed)
 {
     int64_t count = 0;
     const struct stacks *in = &s->level[d];
     for (uint32_t c = v->nodes[at].child; c; c = v->nodes[c].sibling) {
-        uint32_t a = acc, ch;
+        uint32_t a = acc, mn = min, ch;
         int nd = need;
-        if (utf8_step(&a, &nd, v->nodes[c].byte, &ch)) continue;
+        if (utf8_step(&a, &nd, &mn, v->nodes[c].byte, &ch)) continue;
         if (ch == UINT32_MAX) {
-            if (!partial_ok(s->g, in, a, nd)) continue;
+            if (!partial_ok(s->g, in, a, nd, mn)) continue;
             /* the same stacks go down */
             if (v->nodes[c].child) {
                 struct stacks *down = &s->level[d + 1];
@@ -1015,7 +1028,7 @@ static int64_t walk(qwen_grammar_state *s, const qwen_grammar_vocab *v, uint32_t
             count++;
         }
         if (v->nodes[c].child) {
-            int64_t k = walk(s, v, c, d + 1, a, nd, allowed);
+            int64_t k = walk(s, v, c, d + 1, a, nd, mn, allowed);
             if (k < 0) return -1;
             count += k;
         }
@@ -1039,5 +1052,5 @@ int64_t qwen_grammar_allowed(const qwen_grammar_state *cs, const qwen_grammar_vo
     for (size_t i = 0; i < s->cur.n; i++)
         if (stacks_add(&s->level[0], s->cur.pos + s->cur.off[i], s->cur.off[i + 1] - s->cur.off[i]))
             return -1;
-    return walk(s, v, 0, 0, s->acc, s->need, allowed);
+    return walk(s, v, 0, 0, s->acc, s->need, s->min, allowed);
 }

@@ -9,7 +9,8 @@
 # $checks and $failures with helpers that count checks and failures; file
 # helpers (absent, entries, only, sum); and finish(), which ends the test with the automake status (0 pass, 1 fail,
 # 99 when no check ran).  A test that cannot run exits 77 (skip) with a
-# reason; a broken setup exits 99.
+# reason; a broken setup exits 99.  KEEP_TMP=1 keeps $tmp, to look into a
+# failure.
 
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
@@ -23,6 +24,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/${test_name:-test}.XXXXXX") || {
     exit 99
 }
 cleanup() {
+    [ -n "${KEEP_TMP:-}" ] && return
     [ -n "${cleanup_extra:-}" ] && eval "$cleanup_extra"
     chmod -R u+w "$tmp" 2>/dev/null
     rm -rf "$tmp"

@@ -82,6 +82,16 @@ static void check_texts(void)
           "a refusal changes nothing");
     CHECK(qwen_grammar_complete(st) && !qwen_grammar_closed(st), "after ab: complete, not closed");
     CHECK(qwen_grammar_accept(st, "c", 1) == 0 && qwen_grammar_closed(st), "after abc: closed");
+    /* what is not UTF-8 is never taken, not even by "." */
+    qwen_grammar *any = parse("root ::= .*");
+    static const char *const bad[] = {"\xC1\xBB", "\xE0\x81\xBB", "\xED\xA0\x80", "\xF4\x90\x80\x80",
+                                      "\x80", "\xFF"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        for (int b = 0; b < 2; b++)
+            CHECK(!takes(any, bad[i], b), "'.' refuses bytes %zu that are not UTF-8 (%s)", i,
+                  b ? "byte by byte" : "whole");
+    CHECK(takes(any, "\xF0\x9F\x98\x80\xED\x9F\xBF", 1), "'.' takes U+1F600 and U+D7FF byte by byte");
+    qwen_grammar_free(any);
     /* a character's first byte: taken when a character there starts so */
     qwen_grammar_state_reset(st);
     CHECK(qwen_grammar_accept(st, "\xc3", 1) == -1, "a byte no character of the grammar starts with");

@@ -186,6 +186,35 @@ sys.exit(0 if l[0]["cached_tokens"] == 0 and l[1]["cached_tokens"] > 10 and [x["
 run 2 u-pc "$RUN" -m "$m" --prompt-cache "$pc" --tokenize -p x
 check "--prompt-cache with --tokenize" has "$tmp/u-pc.err" "are for generation"
 
+# --- --grammar: every reply follows it ---
+cat > "$tmp/rec.gbnf" <<'EOG'
+# a JSON record of bounded size
+root ::= "{" ws "\"id\": " [0-9]{1,3} "," ws "\"ok\": " bool "," ws "\"tags\": [" tag ("," ws tag){0,3} "]" ws "}"
+bool ::= "true" | "false"
+tag  ::= "\"" [a-z]{1,8} "\""
+ws   ::= [ ]?
+EOG
+printf 'one\ntwo\nthree\nfour\nfive\nsix\n' > "$tmp/six"
+run 0 gram "$RUN" -m "$m" --temp 1 --top-k 0 --top-p 1 --min-p 0 --seed 5 -t 1 -n 200 --json \
+    --grammar "$tmp/rec.gbnf" --each-line --parallel 3 < "$tmp/six"
+check "--grammar: every reply is the JSON record, ended by the grammar" python3 -c 'import json, re, sys
+n = 0
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    r = json.loads(d["reply"])
+    assert d["stop"] == "eos", d["stop"]
+    assert set(r) == {"id", "ok", "tags"} and 0 <= r["id"] <= 999 and isinstance(r["ok"], bool)
+    assert 1 <= len(r["tags"]) <= 4 and all(re.fullmatch("[a-z]{1,8}", t) for t in r["tags"])
+    n += 1
+sys.exit(0 if n == 6 else 1)' "$tmp/gram.out"
+run 0 gram-eos "$RUN" -m "$m" --temp 0 -t 1 -n 200 --ignore-eos --json --grammar "$tmp/rec.gbnf" -p "$P"
+check "--grammar --ignore-eos: the reply still ends where the grammar does" py 'j[0]["stop"] == "eos" and json.loads(j[0]["reply"])["tags"]' "$tmp/gram-eos.out"
+printf 'root ::= "a" | item\n' > "$tmp/bad.gbnf"
+run 2 gram-bad "$RUN" -m "$m" --grammar "$tmp/bad.gbnf" -p x
+check "--grammar: an undefined rule named with its place" has "$tmp/gram-bad.err" "bad.gbnf:1:16: rule 'item' is used but not defined"
+run 2 gram-none "$RUN" -m "$m" --grammar "$tmp/none.gbnf" -p x
+check "--grammar: a missing file" has "$tmp/gram-none.err" "none.gbnf: No such file or directory"
+
 # --- usage errors ---
 run 2 u-lp "$RUN" -m "$m" --logprobs 3 -p x
 check "--logprobs without --json" has "$tmp/u-lp.err" "--logprobs needs --json"

@@ -28,6 +28,7 @@
 #include "infer/chat.h"
 #include "infer/context.h"
 #include "infer/generate.h"
+#include "infer/grammar.h"
 #include "infer/model.h"
 #include "infer/promptcache.h"
 #include "infer/sampler.h"
@@ -77,6 +78,7 @@ struct options {
     long n_logprobs;            /* --logprobs N; 0: none */
     const char *prompt_cache;   /* --prompt-cache FILE, or NULL */
     int interactive;            /* -i, or a terminal on standard input and no prompt */
+    const char *grammar_file;   /* --grammar FILE, or NULL */
 };
 
 static struct options opt;
@@ -92,6 +94,7 @@ struct run {
     uint32_t n_ctx;
     unsigned chat_flags;        /* qwen_chat_tokenize's */
     double load_s;              /* for --stats */
+    qwen_grammar *grammar;      /* --grammar */
 };
 
 /* A reply of --each-line waiting for its turn to be printed (replies come
@@ -191,6 +194,9 @@ static void usage(void)
         "                          start always kept (default 0; -1: the whole prompt)\n"
         "\n"
         "Output:\n"
+        "      --grammar=FILE      every reply follows the GBNF grammar in FILE (as\n"
+        "                          llama.cpp's; see qwen-run(1)): only tokens it\n"
+        "                          allows are chosen\n"
         "      --prompt-cache=FILE the keys and values of the prompt kept in FILE: a\n"
         "                          later run whose prompt starts with the same tokens\n"
         "                          (a long system prompt) computes only the rest; a\n"
@@ -229,7 +235,7 @@ enum {
     OPT_SYSTEM = 256, OPT_RAW, OPT_SPECIAL, OPT_EACH_LINE, OPT_JSON, OPT_TEMP, OPT_TOP_K,
     OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_STATS, OPT_TOKENIZE, OPT_LOGITS, OPT_PRINT_IDS,
     OPT_IGNORE_EOS, OPT_PARALLEL, OPT_THINK, OPT_NO_THINK, OPT_HIDE_THINK, OPT_DEVICE,
-    OPT_STOP, OPT_CONTEXT_SHIFT, OPT_KEEP, OPT_LOGPROBS, OPT_PROMPT_CACHE
+    OPT_STOP, OPT_CONTEXT_SHIFT, OPT_KEEP, OPT_LOGPROBS, OPT_PROMPT_CACHE, OPT_GRAMMAR
 };
 
 /* -i given (1), or chosen for a terminal (2). */
@@ -269,6 +275,7 @@ static const struct option long_options[] = {
     { "logprobs", required_argument, NULL, OPT_LOGPROBS },
     { "prompt-cache", required_argument, NULL, OPT_PROMPT_CACHE },
     { "interactive", no_argument, NULL, 'i' },
+    { "grammar", required_argument, NULL, OPT_GRAMMAR },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -396,6 +403,7 @@ static int parse_options(int argc, char **argv)
         case OPT_CONTEXT_SHIFT: opt.context_shift = 1; break;
         case OPT_PROMPT_CACHE: opt.prompt_cache = optarg; break;
         case 'i': opt.interactive = INTERACTIVE_ASKED; break;
+        case OPT_GRAMMAR: opt.grammar_file = optarg; break;
         case OPT_KEEP:
             if (parse_long(optarg, -1, (long)QWEN_MAX_CTX, &opt.n_keep))
                 return cli_usage_error("--keep: not a token count (-1 for the prompt): '%s'", optarg);
@@ -420,9 +428,9 @@ static int parse_options(int argc, char **argv)
     if (opt.parallel && !opt.each_line)
         return cli_usage_error("--parallel needs --each-line (one prompt is one conversation)");
     if (opt.mode != MODE_GENERATE && (opt.n_stop || opt.context_shift || opt.n_logprobs ||
-                                      opt.prompt_cache))
-        return cli_usage_error("--stop, --context-shift, --logprobs and --prompt-cache are for "
-                               "generation, not --tokenize or --logits");
+                                      opt.prompt_cache || opt.grammar_file))
+        return cli_usage_error("--stop, --context-shift, --logprobs, --prompt-cache and --grammar "
+                               "are for generation, not --tokenize or --logits");
     if (opt.n_logprobs && !opt.json)
         return cli_usage_error("--logprobs needs --json (the log-probabilities go in its objects)");
     if (keep_set && !opt.context_shift)
@@ -725,6 +733,39 @@ static int pick_device(const char **backend, int *fallback)
 #endif
 }
 
+/* --grammar FILE into *g.  Returns 0, or an exit status after the
+ * message. */
+static int load_grammar(qwen_grammar **g)
+{
+    int fd = open(opt.grammar_file, O_RDONLY);
+    if (fd < 0) {
+        cli_error(opt.grammar_file, "%s", strerror(errno));
+        return CLI_EXIT_TROUBLE;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    int rc = read_all(fd, QWEN_GRAMMAR_MAX, &text, &len);
+    close(fd);
+    if (rc == -1) {
+        cli_error(opt.grammar_file, "%s", strerror(errno));
+        free(text);
+        return CLI_EXIT_TROUBLE;
+    }
+    if (rc == -2 || len > QWEN_GRAMMAR_MAX) {
+        cli_error(opt.grammar_file, "a grammar of more than %u bytes", QWEN_GRAMMAR_MAX);
+        free(text);
+        return CLI_EXIT_TROUBLE;
+    }
+    gguf_error err = {0};
+    rc = qwen_grammar_parse(g, text, len, opt.grammar_file, &err);
+    free(text);
+    if (rc) {
+        cli_message(err.message);
+        return CLI_EXIT_TROUBLE;
+    }
+    return 0;
+}
+
 /* --prompt-cache: the prompt's keys and values from the file, when it is
  * there and was made for this model; anything else is said, and the
  * prompt computed (and the file made again after the run). */
@@ -844,6 +885,11 @@ static int load(struct run *R)
     gp.n_logprobs = (uint32_t)opt.n_logprobs;
     /* the prompt every line shares (a system prompt) computed once */
     gp.reuse_prefix = opt.each_line || opt.prompt_cache;
+    if (opt.grammar_file) {
+        int rc2 = load_grammar(&R->grammar);
+        if (rc2) return rc2;
+        gp.grammar = R->grammar;
+    }
     if (qwen_generator_new(&R->gen, R->ctx, R->tok, &gp, &err) != GGUF_OK) {
         cli_error(opt.model, "%s", err.message);
         return CLI_EXIT_TROUBLE;
@@ -1277,6 +1323,7 @@ out:
     free(q.line);
     free(input);
     qwen_generator_free(R.gen);
+    qwen_grammar_free(R.grammar);
     qwen_context_free(R.ctx);
     qwen_tokenizer_free(R.tok);
     if (R.model) guard_input_forget_split(R.model->set);
