@@ -20,7 +20,7 @@ infer_libinfer_la_SOURCES += infer/arch.h infer/arch.c infer/model.h infer/model
 infer_libinfer_la_SOURCES += infer/promptcache.h infer/promptcache.c
 
 # --- grammars (qwen-run --grammar) ---
-infer_libinfer_la_SOURCES += infer/grammar.h infer/grammar.c
+infer_libinfer_la_SOURCES += infer/grammar.h infer/grammar.c infer/jsonschema.h infer/jsonschema.c
 
 # --- contexts over the backends (backend.h), the CPU's in infer/cpu/, and
 # one sequence through a context (forward.h) ---

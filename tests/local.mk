@@ -275,7 +275,7 @@ tests_qwen_run_check_SOURCES = tests/qwen-run-check.c tests/ref-forward.c tests/
 tests_qwen_run_check_LDADD = tools/libcli.la infer/libinfer.la gguf/libgguf.la -lm
 tests_qwen_run_check_LDFLAGS = $(OPENMP_CFLAGS)
 TESTS += tests/test-qwen-run.sh tests/test-qwen-run-pipe.sh tests/test-qwen-run-chat.sh tests/test-qwen-run-real.sh
-EXTRA_DIST += tests/test-qwen-run.sh tests/test-qwen-run-pipe.sh tests/test-qwen-run-chat.sh tests/test-qwen-run-real.sh
+EXTRA_DIST += tests/schemacheck.py tests/test-qwen-run.sh tests/test-qwen-run-pipe.sh tests/test-qwen-run-chat.sh tests/test-qwen-run-real.sh
 
 # --- faults: a shim (LD_PRELOAD) that injects failed and short writes,
 # signals, O_TMPFILE refusals and truncation of a mapped input into the

@@ -7,6 +7,11 @@
  * - Grammars refused with the line and column: no root, a rule used but
  *   not defined, left recursion, an unclosed literal or class or group, a
  *   bad escape or repetition, a rule defined twice.
+ * - JSON Schemas compiled to grammars take the instances the schema
+ *   accepts and refuse others (missing required properties, other types,
+ *   extra properties, values outside an enum, too many items, strings too
+ *   long); schemas that are not JSON or use keywords left out are refused
+ *   naming the place.
  * - The tokens qwen_grammar_allowed() allows are, for every state along
  *   several texts, exactly those whose bytes qwen_grammar_accept() takes,
  *   tried one token at a time over a synthetic model's whole vocabulary.
@@ -18,6 +23,7 @@
 #include <string.h>
 
 #include "infer/grammar.h"
+#include "infer/jsonschema.h"
 #include "infer/model.h"
 #include "infer/tokenizer.h"
 #include "tests/testutil.h"
@@ -129,6 +135,78 @@ static void check_refusals(void)
     refused("root ::= []", "an empty class");
 }
 
+static qwen_grammar *schema(const char *json)
+{
+    gguf_error err = {0};
+    char *gbnf;
+    int st = qwen_json_schema_grammar(json, strlen(json), "s.json", &gbnf, &err);
+    REQUIRE(st == GGUF_OK, "schema '%s': %s", json, err.message);
+    qwen_grammar *g;
+    st = qwen_grammar_parse(&g, gbnf, strlen(gbnf), "s.json", &err);
+    REQUIRE(st == GGUF_OK, "schema '%s': its grammar: %s\n%s", json, err.message, gbnf);
+    free(gbnf);
+    return g;
+}
+
+static void check_schemas(void)
+{
+    static const struct {
+        const char *schema, *yes[6], *no[7];
+    } cases[] = {
+        {"{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}, \"age\": "
+         "{\"type\": \"integer\"}, \"tags\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, "
+         "\"maxItems\": 2}}, \"required\": [\"name\"]}",
+         {"{\"name\": \"Tom\"}", "{\"name\":\"T\", \"age\": 42}", "{ \"name\": \"a\\\"b\", \"tags\": [\"x\",\"y\"] }",
+          "{\"name\": \"Tom\",\n  \"age\": -3,\n  \"tags\": []}"},
+         {"{}", "{\"age\": 1}", "{\"name\": 1}", "{\"name\": \"a\", \"extra\": 1}",
+          "{\"name\": \"a\", \"tags\": [\"x\",\"y\",\"z\"]}", "{\"age\": 1, \"name\": \"a\"}",
+          "{\"name\": \"a\", \"age\": 1.5}"}},
+        {"{\"enum\": [\"red\", \"green\", 3, null, true]}", {"\"red\"", "3", "null", "true"},
+         {"\"blue\"", "4", "false", "\"Red\""}},
+        {"{\"type\": [\"number\", \"null\"]}", {"1.5e3", "-0.25", "null", "0"}, {"\"1\"", "01", "true"}},
+        {"{\"type\": \"array\", \"items\": {\"anyOf\": [{\"type\": \"boolean\"}, {\"const\": \"x\"}]}, "
+         "\"minItems\": 1}", {"[true]", "[\"x\", false, \"x\"]"}, {"[]", "[\"y\"]", "[1]"}},
+        {"{\"type\": \"string\", \"minLength\": 2, \"maxLength\": 3, \"title\": \"t\"}",
+         {"\"ab\"", "\"abc\"", "\"\\n\\t\""}, {"\"a\"", "\"abcd\"", "\"\""}},
+        {"{\"$defs\": {\"node\": {\"type\": \"object\", \"properties\": {\"v\": {\"type\": \"integer\"}, "
+         "\"next\": {\"anyOf\": [{\"$ref\": \"#/$defs/node\"}, {\"type\": \"null\"}]}}, "
+         "\"required\": [\"v\", \"next\"]}}, \"$ref\": \"#/$defs/node\"}",
+         {"{\"v\": 1, \"next\": null}", "{\"v\": 1, \"next\": {\"v\": 2, \"next\": null}}"},
+         {"{\"v\": 1}", "{\"v\": 1, \"next\": {\"v\": 2}}"}},
+        {"{}", {"{\"a\": [1, {\"b\": null}]}", "\"s\"", "12"}, {"{a: 1}", "[1,]", "tru"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        qwen_grammar *g = schema(cases[i].schema);
+        for (int k = 0; k < 6 && cases[i].yes[k]; k++)
+            CHECK(takes(g, cases[i].yes[k], 1), "schema %zu takes %s", i, cases[i].yes[k]);
+        for (int k = 0; k < 7 && cases[i].no[k]; k++)
+            CHECK(!takes(g, cases[i].no[k], 0), "schema %zu refuses %s", i, cases[i].no[k]);
+        qwen_grammar_free(g);
+    }
+    static const struct {
+        const char *schema, *want;
+        int status;
+    } bad[] = {
+        {"{\"type\": \"string\", \"pattern\": \"^a\"}", "s.json: #: the keyword 'pattern' is not supported", GGUF_E_UNSUPPORTED},
+        {"{\"properties\": {\"n\": {\"type\": \"number\", \"minimum\": 0}}}",
+         "s.json: #/properties/n: the keyword 'minimum' is not supported", GGUF_E_UNSUPPORTED},
+        {"{\"type\": \"strin\"}", "unknown type 'strin'", GGUF_E_FORMAT},
+        {"{\"type\": \"object\",}", "s.json:1:19: not JSON: a key (a string) expected", GGUF_E_FORMAT},
+        {"{\"$ref\": \"#/$defs/none\"}", "$ref '#/$defs/none': no such definition", GGUF_E_FORMAT},
+        {"{\"$ref\": \"other.json\"}", "only #/$defs/NAME", GGUF_E_UNSUPPORTED},
+        {"[1]", "a schema must be an object", GGUF_E_FORMAT},
+        {"{} x", "more after the value", GGUF_E_FORMAT},
+        {"{\"type\": \"array\", \"maxItems\": 1.5}", "maxItems is not a count", GGUF_E_FORMAT},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gguf_error err = {0};
+        char *gbnf = (char *)1;
+        int st = qwen_json_schema_grammar(bad[i].schema, strlen(bad[i].schema), "s.json", &gbnf, &err);
+        CHECK(st == bad[i].status && gbnf == NULL && strstr(err.message, bad[i].want),
+              "schema %s: status %d, '%s', want '%s'", bad[i].schema, st, err.message, bad[i].want);
+    }
+}
+
 /* allowed() against accept() token by token, along the text. */
 static void check_allowed(void)
 {
@@ -197,6 +275,7 @@ int main(void)
     tu_synth_init("test-grammar");
     check_texts();
     check_refusals();
+    check_schemas();
     check_allowed();
     tu_finish();
 }

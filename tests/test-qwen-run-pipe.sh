@@ -5,11 +5,13 @@
 # "stop" member of --json (eos, length, stop, context) and the message on
 # a full context, --context-shift and --keep, --logprobs (parsed, sorted,
 # the greedy choice the most likely), --json with --tokenize and --logits
-# (the same ids and logits as without), and the usage errors.
+# (the same ids and logits as without), --grammar and --json-schema
+# (every reply follows them: parsed and checked), and the usage errors.
 
 test_name=test-qwen-run-pipe
 . "${top_srcdir:-.}/tests/common.sh"
 top_builddir=$(cd "$top_builddir" && pwd) || exit 99
+top_srcdir=$(cd "$top_srcdir" && pwd) || exit 99
 RUN=$(tool qwen-run)
 SYNTH=$top_builddir/tests/gguf-synth
 need_exec "$RUN" "$SYNTH"
@@ -214,6 +216,30 @@ run 2 gram-bad "$RUN" -m "$m" --grammar "$tmp/bad.gbnf" -p x
 check "--grammar: an undefined rule named with its place" has "$tmp/gram-bad.err" "bad.gbnf:1:16: rule 'item' is used but not defined"
 run 2 gram-none "$RUN" -m "$m" --grammar "$tmp/none.gbnf" -p x
 check "--grammar: a missing file" has "$tmp/gram-none.err" "none.gbnf: No such file or directory"
+
+# --- --json-schema: every reply is JSON the schema accepts ---
+cat > "$tmp/pet.json" <<'EOS'
+{"type": "object",
+ "properties": {
+   "name": {"type": "string", "minLength": 1, "maxLength": 12},
+   "age": {"type": "integer"},
+   "kind": {"enum": ["cat", "dog", "fish"]},
+   "colors": {"type": "array", "items": {"type": "string", "maxLength": 6}, "minItems": 1, "maxItems": 3},
+   "weight": {"type": ["number", "null"]},
+   "note": {"type": "string", "maxLength": 5}},
+ "required": ["name", "age", "kind", "colors", "weight"]}
+EOS
+run 0 schema "$RUN" -m "$m" --temp 1 --top-k 0 --top-p 1 --min-p 0 --seed 8 -t 1 -n 400 --json \
+    --json-schema "$tmp/pet.json" --each-line --parallel 3 < "$tmp/six"
+check "--json-schema: six replies, each valid (tests/schemacheck.py)" \
+    [ "$(python3 "$top_srcdir/tests/schemacheck.py" "$tmp/pet.json" "$tmp/schema.out")" = 6 ]
+check "--json-schema: each ended where the JSON does" python3 -c 'import json, sys
+sys.exit(0 if all(json.loads(l)["stop"] == "eos" for l in open(sys.argv[1])) else 1)' "$tmp/schema.out"
+printf '{"type": "string", "format": "date"}' > "$tmp/date.json"
+run 2 schema-bad "$RUN" -m "$m" --json-schema "$tmp/date.json" -p x
+check "--json-schema: a keyword left out is refused, named" has "$tmp/schema-bad.err" "date.json: #: the keyword 'format' is not supported"
+run 2 u-both "$RUN" -m "$m" --json-schema "$tmp/pet.json" --grammar "$tmp/rec.gbnf" -p x
+check "--grammar with --json-schema" has "$tmp/u-both.err" "one or the other"
 
 # --- usage errors ---
 run 2 u-lp "$RUN" -m "$m" --logprobs 3 -p x

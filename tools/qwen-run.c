@@ -29,6 +29,7 @@
 #include "infer/context.h"
 #include "infer/generate.h"
 #include "infer/grammar.h"
+#include "infer/jsonschema.h"
 #include "infer/model.h"
 #include "infer/promptcache.h"
 #include "infer/sampler.h"
@@ -79,6 +80,7 @@ struct options {
     const char *prompt_cache;   /* --prompt-cache FILE, or NULL */
     int interactive;            /* -i, or a terminal on standard input and no prompt */
     const char *grammar_file;   /* --grammar FILE, or NULL */
+    const char *schema_file;    /* --json-schema FILE, or NULL */
 };
 
 static struct options opt;
@@ -197,6 +199,9 @@ static void usage(void)
         "      --grammar=FILE      every reply follows the GBNF grammar in FILE (as\n"
         "                          llama.cpp's; see qwen-run(1)): only tokens it\n"
         "                          allows are chosen\n"
+        "      --json-schema=FILE  every reply is JSON that the JSON Schema in FILE\n"
+        "                          accepts (objects, arrays, strings, numbers, enums,\n"
+        "                          required properties, nesting; see qwen-run(1))\n"
         "      --prompt-cache=FILE the keys and values of the prompt kept in FILE: a\n"
         "                          later run whose prompt starts with the same tokens\n"
         "                          (a long system prompt) computes only the rest; a\n"
@@ -235,7 +240,8 @@ enum {
     OPT_SYSTEM = 256, OPT_RAW, OPT_SPECIAL, OPT_EACH_LINE, OPT_JSON, OPT_TEMP, OPT_TOP_K,
     OPT_TOP_P, OPT_MIN_P, OPT_REPEAT_PENALTY, OPT_STATS, OPT_TOKENIZE, OPT_LOGITS, OPT_PRINT_IDS,
     OPT_IGNORE_EOS, OPT_PARALLEL, OPT_THINK, OPT_NO_THINK, OPT_HIDE_THINK, OPT_DEVICE,
-    OPT_STOP, OPT_CONTEXT_SHIFT, OPT_KEEP, OPT_LOGPROBS, OPT_PROMPT_CACHE, OPT_GRAMMAR
+    OPT_STOP, OPT_CONTEXT_SHIFT, OPT_KEEP, OPT_LOGPROBS, OPT_PROMPT_CACHE, OPT_GRAMMAR,
+    OPT_JSON_SCHEMA
 };
 
 /* -i given (1), or chosen for a terminal (2). */
@@ -276,6 +282,7 @@ static const struct option long_options[] = {
     { "prompt-cache", required_argument, NULL, OPT_PROMPT_CACHE },
     { "interactive", no_argument, NULL, 'i' },
     { "grammar", required_argument, NULL, OPT_GRAMMAR },
+    { "json-schema", required_argument, NULL, OPT_JSON_SCHEMA },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 }
@@ -404,6 +411,7 @@ static int parse_options(int argc, char **argv)
         case OPT_PROMPT_CACHE: opt.prompt_cache = optarg; break;
         case 'i': opt.interactive = INTERACTIVE_ASKED; break;
         case OPT_GRAMMAR: opt.grammar_file = optarg; break;
+        case OPT_JSON_SCHEMA: opt.schema_file = optarg; break;
         case OPT_KEEP:
             if (parse_long(optarg, -1, (long)QWEN_MAX_CTX, &opt.n_keep))
                 return cli_usage_error("--keep: not a token count (-1 for the prompt): '%s'", optarg);
@@ -428,9 +436,11 @@ static int parse_options(int argc, char **argv)
     if (opt.parallel && !opt.each_line)
         return cli_usage_error("--parallel needs --each-line (one prompt is one conversation)");
     if (opt.mode != MODE_GENERATE && (opt.n_stop || opt.context_shift || opt.n_logprobs ||
-                                      opt.prompt_cache || opt.grammar_file))
-        return cli_usage_error("--stop, --context-shift, --logprobs, --prompt-cache and --grammar "
-                               "are for generation, not --tokenize or --logits");
+                                      opt.prompt_cache || opt.grammar_file || opt.schema_file))
+        return cli_usage_error("--stop, --context-shift, --logprobs, --prompt-cache, --grammar and "
+                               "--json-schema are for generation, not --tokenize or --logits");
+    if (opt.grammar_file && opt.schema_file)
+        return cli_usage_error("--grammar and --json-schema: one or the other");
     if (opt.n_logprobs && !opt.json)
         return cli_usage_error("--logprobs needs --json (the log-probabilities go in its objects)");
     if (keep_set && !opt.context_shift)
@@ -733,31 +743,44 @@ static int pick_device(const char **backend, int *fallback)
 #endif
 }
 
-/* --grammar FILE into *g.  Returns 0, or an exit status after the
- * message. */
+/* --grammar FILE, or --json-schema FILE compiled to a grammar, into *g.
+ * Returns 0, or an exit status after the message. */
 static int load_grammar(qwen_grammar **g)
 {
-    int fd = open(opt.grammar_file, O_RDONLY);
+    const char *path = opt.grammar_file ? opt.grammar_file : opt.schema_file;
+    const size_t max = opt.grammar_file ? QWEN_GRAMMAR_MAX : QWEN_SCHEMA_MAX;
+    int fd = open(path, O_RDONLY);
     if (fd < 0) {
-        cli_error(opt.grammar_file, "%s", strerror(errno));
+        cli_error(path, "%s", strerror(errno));
         return CLI_EXIT_TROUBLE;
     }
     char *text = NULL;
     size_t len = 0;
-    int rc = read_all(fd, QWEN_GRAMMAR_MAX, &text, &len);
+    int rc = read_all(fd, max, &text, &len);
     close(fd);
     if (rc == -1) {
-        cli_error(opt.grammar_file, "%s", strerror(errno));
+        cli_error(path, "%s", strerror(errno));
         free(text);
         return CLI_EXIT_TROUBLE;
     }
-    if (rc == -2 || len > QWEN_GRAMMAR_MAX) {
-        cli_error(opt.grammar_file, "a grammar of more than %u bytes", QWEN_GRAMMAR_MAX);
+    if (rc == -2 || len > max) {
+        cli_error(path, "more than %zu bytes", max);
         free(text);
         return CLI_EXIT_TROUBLE;
     }
     gguf_error err = {0};
-    rc = qwen_grammar_parse(g, text, len, opt.grammar_file, &err);
+    if (opt.schema_file) {
+        char *gbnf;
+        rc = qwen_json_schema_grammar(text, len, path, &gbnf, &err);
+        free(text);
+        if (rc) {
+            cli_message(err.message);
+            return CLI_EXIT_TROUBLE;
+        }
+        text = gbnf;
+        len = strlen(gbnf);
+    }
+    rc = qwen_grammar_parse(g, text, len, path, &err);
     free(text);
     if (rc) {
         cli_message(err.message);
@@ -885,7 +908,7 @@ static int load(struct run *R)
     gp.n_logprobs = (uint32_t)opt.n_logprobs;
     /* the prompt every line shares (a system prompt) computed once */
     gp.reuse_prefix = opt.each_line || opt.prompt_cache;
-    if (opt.grammar_file) {
+    if (opt.grammar_file || opt.schema_file) {
         int rc2 = load_grammar(&R->grammar);
         if (rc2) return rc2;
         gp.grammar = R->grammar;
