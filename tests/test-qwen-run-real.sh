@@ -13,7 +13,9 @@
 #    (greedy-logits.txt: within 0.35 of its top; 05 diverges so at step 13,
 #    where the reference's top two differ by 0.030);
 #  - --each-line --parallel 2 and 4 on the one-line prompts: each reply
-#    the ids of that prompt run alone.
+#    the ids of that prompt run alone;
+#  - --json-schema: sampled replies to four lines, each checked against the
+#    schema.
 #
 # Skipped without QWEN_MODEL.
 
@@ -111,5 +113,25 @@ for P in 2 4; do
         --print-ids < "$tmp/lines.txt"
     check "--parallel $P: the replies of each prompt alone" same "$tmp/parallel-$P.out" "$tmp/lines-alone.out"
 done
+
+# --json-schema: every line's reply parses and the schema accepts it
+# (tests/schemacheck.py), sampled, the lines three at once.
+cat > "$tmp/pet.json" <<'EOS'
+{"type": "object",
+ "properties": {
+   "name": {"type": "string", "maxLength": 20},
+   "age": {"type": "integer"},
+   "kind": {"enum": ["cat", "dog", "fish", "bird"]},
+   "colors": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3},
+   "indoor": {"type": "boolean"},
+   "owner": {"type": "object", "properties": {"name": {"type": "string"}, "phone": {"type": ["string", "null"]}},
+             "required": ["name"]}},
+ "required": ["name", "age", "kind", "colors", "indoor"]}
+EOS
+printf '%s\n' "Describe a cat as JSON." "Invent a pet for a child." "A parrot that talks." \
+    "Describe my old dog Rex and me, Ann." > "$tmp/pets.txt"
+run 0 schema "$RUN" -m "$QWEN_MODEL" --each-line --parallel 3 --temp 0.8 --seed 11 -n 200 --json \
+    --json-schema "$tmp/pet.json" < "$tmp/pets.txt"
+check "--json-schema: every reply valid (4 lines)" [ "$(python3 "$top_srcdir/tests/schemacheck.py" "$tmp/pet.json" "$tmp/schema.out")" = 4 ]
 
 finish
