@@ -32,6 +32,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 99' HUP INT TERM
 
+# synth_model OUT OPTION...: writes a model with tests/gguf-synth (one
+# thread), or a hard error.
+synth_model() {
+    _out=$1
+    shift
+    "$top_builddir/tests/gguf-synth" -j 1 "$@" -o "$_out" 2>"$tmp/synth.err" ||
+        hard_error "gguf-synth $*: $(cat "$tmp/synth.err")"
+}
+
 # fail MESSAGE: records a failed check.
 fail() {
     echo "FAIL: $*" >&2

@@ -439,6 +439,19 @@ static void run_generator(const qwen_model *m, const qwen_tokenizer *tok, uint32
     qwen_context_free(ctx);
 }
 
+/* The prompts of lengths lens[] (1 .. 37 tokens; the fourth empty) into
+ * proto (emptied first). */
+static const uint32_t lens[N_CONV] = {5, 37, 1, 0, 20, 9, 2};
+
+static void fill_prompts(struct gen_run *proto, uint32_t nv)
+{
+    memset(proto, 0, sizeof *proto);
+    proto->cancel_after = -1;
+    for (int i = 0; i < N_CONV; i++)
+        for (uint32_t j = 0; j < lens[i]; j++)
+            REQUIRE(qwen_ids_push(&proto->prompts[i], token_at((uint32_t)i, j, nv)) == 0, "out of memory");
+}
+
 static void check_generate(void)
 {
     qwen_model *m = open_model("small-q8_0", "--size small --type q8_0");
@@ -447,13 +460,7 @@ static void check_generate(void)
     qwen_tokenizer *tok;
     REQUIRE(qwen_tokenizer_load(&tok, m->file, &err) == GGUF_OK, "%s", err.message);
     struct gen_run proto;
-    memset(&proto, 0, sizeof proto);
-    proto.cancel_after = -1;
-    /* prompts of 1 .. 37 tokens; the fourth empty */
-    static const uint32_t lens[N_CONV] = {5, 37, 1, 0, 20, 9, 2};
-    for (int i = 0; i < N_CONV; i++)
-        for (uint32_t j = 0; j < lens[i]; j++)
-            REQUIRE(qwen_ids_push(&proto.prompts[i], token_at((uint32_t)i, j, nv)) == 0, "out of memory");
+    fill_prompts(&proto, nv);
 
     static const struct {
         float temp;
@@ -607,12 +614,7 @@ static void check_generate_more(void)
     qwen_tokenizer *tok;
     REQUIRE(qwen_tokenizer_load(&tok, m->file, &err) == GGUF_OK, "%s", err.message);
     struct gen_run proto;
-    memset(&proto, 0, sizeof proto);
-    proto.cancel_after = -1;
-    static const uint32_t lens[N_CONV] = {5, 37, 1, 0, 20, 9, 2};
-    for (int i = 0; i < N_CONV; i++)
-        for (uint32_t j = 0; j < lens[i]; j++)
-            REQUIRE(qwen_ids_push(&proto.prompts[i], token_at((uint32_t)i, j, nv)) == 0, "out of memory");
+    fill_prompts(&proto, nv);
     qwen_gen_params gp = qwen_gen_defaults();
     gp.sampler.temp = 0;
     gp.ignore_eos = 1;

@@ -20,9 +20,7 @@ need_exec "$DUMP" "$RUN" "$EDIT" "$REQUANT" "$SYNTH"
 need_python
 
 synth() {
-    _out=$1
-    shift
-    "$SYNTH" -j 1 --seed 7 "$@" -o "$_out" 2>"$tmp/synth.err" || hard_error "gguf-synth $*: $(cat "$tmp/synth.err")"
+    synth_model "$@" --seed 7
 }
 synth "$tmp/tiny.gguf" --size tiny
 synth "$tmp/q4km.gguf" --size small --type q4_k_m

@@ -18,8 +18,7 @@ need_exec "$RUN" "$SYNTH"
 need_python
 
 m=$tmp/small.gguf
-"$SYNTH" -j 1 --size small --type q8_0 --seed 3 -o "$m" 2>"$tmp/synth.err" ||
-    hard_error "gguf-synth: $(cat "$tmp/synth.err")"
+synth_model "$m" --size small --type q8_0 --seed 3
 editline=0
 grep -q '^#define HAVE_LIBEDIT 1' "$top_builddir/config.h" 2>/dev/null && editline=1
 

@@ -18,8 +18,7 @@ need_exec "$RUN" "$SYNTH"
 need_python
 
 m=$tmp/small.gguf
-"$SYNTH" -j 1 --size small --type q8_0 --seed 3 -o "$m" 2>"$tmp/synth.err" ||
-    hard_error "gguf-synth: $(cat "$tmp/synth.err")"
+synth_model "$m" --size small --type q8_0 --seed 3
 P='Write a short story about a lighthouse.'
 # sampled (greedy repeats one token on random weights), the same with the seed
 G="--temp 1 --top-k 0 --top-p 1 --min-p 0 --seed 4 --ignore-eos -t 1"
@@ -133,7 +132,7 @@ check "--prompt-cache: the shared start taken from the file, the same reply" \
     py 'j[0]["cached_tokens"] > 10 and j[0]["cached_tokens"] < j[0]["prompt_tokens"] and j[0]["reply"] == j[1]["reply"]' \
     "$tmp/pc2.out" "$tmp/plain-two.out"
 # refused clearly, computed again, and made again
-"$SYNTH" -j 1 --size small --type q8_0 --seed 4 -o "$tmp/other.gguf" 2>/dev/null || hard_error "gguf-synth"
+synth_model "$tmp/other.gguf" --size small --type q8_0 --seed 4
 run 0 pc-other "$RUN" -m "$tmp/other.gguf" $G -n 8 --json --system "$SYS" --prompt-cache "$pc" -p "question two"
 check "another model's cache: said" has "$tmp/pc-other.err" "made for another model"
 check "another model's cache: computed again" py 'j[0]["cached_tokens"] == 0' "$tmp/pc-other.out"
