@@ -242,7 +242,7 @@ static int commit(struct parser *ps, uint32_t id, struct alts *a)
             grow((void **)&g->e, &g->cap_e, g->n_e + a->s[i].n + 1, sizeof *g->e))
             return nomem(ps);
         g->alt[g->n_alt++] = (uint32_t)g->n_e;
-        memcpy(g->e + g->n_e, a->s[i].e, a->s[i].n * sizeof *g->e);
+        if (a->s[i].n) memcpy(g->e + g->n_e, a->s[i].e, a->s[i].n * sizeof *g->e);
         g->n_e += a->s[i].n;
         g->e[g->n_e++] = (struct elem){E_END, 0, 0, 0};
     }
@@ -695,7 +695,8 @@ static void stacks_free(struct stacks *s)
 static int stacks_add(struct stacks *s, const uint32_t *st, size_t depth)
 {
     for (size_t i = 0; i < s->n; i++)
-        if (s->off[i + 1] - s->off[i] == depth && !memcmp(s->pos + s->off[i], st, depth * sizeof *st))
+        if (s->off[i + 1] - s->off[i] == depth &&
+            (depth == 0 || !memcmp(s->pos + s->off[i], st, depth * sizeof *st)))
             return 0;
     if (s->n == MAX_STACKS) {
         s->overflow = 1;
@@ -705,7 +706,7 @@ static int stacks_add(struct stacks *s, const uint32_t *st, size_t depth)
         grow((void **)&s->off, &s->cap_off, s->n + 2, sizeof *s->off))
         return -1;
     if (s->n == 0) s->off[0] = 0;
-    memcpy(s->pos + s->n_pos, st, depth * sizeof *st);
+    if (depth) memcpy(s->pos + s->n_pos, st, depth * sizeof *st);
     s->n_pos += depth;
     s->off[++s->n] = (uint32_t)s->n_pos;
     return 0;

@@ -34,6 +34,7 @@ struct chat {
  * /save says so). */
 static void log_add(struct chat *c, const char *p, size_t n)
 {
+    if (n == 0) return;
     if (c->log_cap - c->log_len < n) {
         size_t cap = c->log_cap ? c->log_cap : 4096;
         while (cap - c->log_len < n) cap *= 2;
