@@ -16,6 +16,10 @@ RUN=$(tool qwen-run)
 SYNTH=$top_builddir/tests/gguf-synth
 need_exec "$RUN" "$SYNTH"
 need_python
+python3 -c 'import os, pty; os.openpty()' 2>/dev/null || {
+    echo "SKIP: no pseudo-terminal can be opened here" >&2
+    exit 77
+}
 
 m=$tmp/small.gguf
 synth_model "$m" --size small --type q8_0 --seed 3
