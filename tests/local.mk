@@ -222,6 +222,12 @@ tests_test_context_LDADD = infer/libinfer.la gguf/libgguf.la -lm
 tests_test_context_LDFLAGS = $(OPENMP_CFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
 TESTS += tests/test-context
 
+check_PROGRAMS += tests/test-sampler
+tests_test_sampler_SOURCES = tests/test-sampler.c tests/testutil.h
+tests_test_sampler_LDADD = infer/libinfer.la gguf/libgguf.la -lm
+tests_test_sampler_LDFLAGS = $(OPENMP_CFLAGS)
+TESTS += tests/test-sampler
+
 check_PROGRAMS += tests/test-grammar
 tests_test_grammar_SOURCES = tests/test-grammar.c tests/testutil.h tests/synthdir.h
 tests_test_grammar_LDADD = infer/libinfer.la gguf/libgguf.la -lm
