@@ -562,6 +562,16 @@ static int shift(qwen_generator *g, struct slot *s, int32_t seq, int32_t id)
     return 1;
 }
 
+/* Whether token id can be part of a grammar's text (as the vocabulary's
+ * byte tree has it, grammar.c): not a control or unused token, some bytes. */
+static int token_in_grammar(const qwen_generator *g, int32_t id)
+{
+    int type = qwen_token_type(g->tok, id);
+    size_t n = 0;
+    return type != QWEN_TOKEN_CONTROL && type != QWEN_TOKEN_UNUSED && type >= 0 &&
+           qwen_token_bytes(g->tok, id, &n) && n > 0;
+}
+
 /* Slot s's logits of the last step are ready: its next token. */
 static int take_token(qwen_generator *g, struct slot *s, int32_t seq, const qwen_gen_io *io,
                       gguf_error *err)
@@ -572,38 +582,53 @@ static int take_token(qwen_generator *g, struct slot *s, int32_t seq, const qwen
     if (st) return st;
     if (g->p.n_predict >= 0 && s->r.n_gen >= (uint64_t)g->p.n_predict)
         return finish(g, s, io, QWEN_STOP_LENGTH) ? qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed") : 0;
+    int32_t id = -1;
     if (g->masked) {
         const uint32_t nv = g->m->config.n_vocab;
-        memcpy(g->masked, logits, (size_t)nv * sizeof *logits);
-        int end_ok = !g->p.ignore_eos;
-        if (s->gstate) {
+        const float *raw = logits;
+        memcpy(g->masked, raw, (size_t)nv * sizeof *raw);
+        if (g->p.ignore_eos)
+            for (int i = 0; i < N_END; i++)
+                if (g->end[i] >= 0) g->masked[g->end[i]] = -INFINITY;
+        logits = g->masked;
+        /* Greedy: the choice without the grammar, when the grammar takes
+         * it, is the choice with it (the most likely of all is the most
+         * likely of those allowed), without the walk over the vocabulary. */
+        if (s->gstate && !(g->p.sampler.temp > 0) && !g->p.n_logprobs) {
+            const int32_t c = qwen_sampler_sample(s->sampler, logits);
+            if (is_end(g, c)) {
+                if (!g->p.ignore_eos && qwen_grammar_complete(s->gstate)) id = c;
+            } else if (token_in_grammar(g, c)) {
+                size_t n;
+                const char *p = qwen_token_bytes(g->tok, c, &n);
+                if (qwen_grammar_accept(s->gstate, p, n) == 0) id = c;
+            }
+        }
+        if (s->gstate && id < 0) {
             const int64_t na = qwen_grammar_allowed(s->gstate, g->gvocab, g->allowed);
             if (na < 0) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(g->m->file));
             const int complete = qwen_grammar_complete(s->gstate);
             if (na == 0 && !complete)
                 return finish(g, s, io, QWEN_STOP_GRAMMAR) ? qwen_fail(err, GGUF_E_IO, UINT64_MAX, "output failed") : 0;
-            end_ok = complete && (end_ok || na == 0);
+            const int end_ok = complete && (!g->p.ignore_eos || na == 0);
             for (uint32_t i = 0; i < nv; i++)
                 if (!g->allowed[i]) g->masked[i] = -INFINITY;
-            if (end_ok)
-                for (int i = 0; i < N_END; i++)
-                    if (g->end[i] >= 0) g->masked[g->end[i]] = logits[g->end[i]];
-        }
-        if (!end_ok)
             for (int i = 0; i < N_END; i++)
-                if (g->end[i] >= 0) g->masked[g->end[i]] = -INFINITY;
-        logits = g->masked;
+                if (g->end[i] >= 0) g->masked[g->end[i]] = end_ok ? raw[g->end[i]] : -INFINITY;
+        }
     }
-    const int32_t id = qwen_sampler_sample(s->sampler, logits);
+    if (id < 0) {
+        id = qwen_sampler_sample(s->sampler, logits);
+        if (s->gstate && !is_end(g, id)) {
+            size_t n;
+            const char *p = qwen_token_bytes(g->tok, id, &n);
+            if (qwen_grammar_accept(s->gstate, p, n))
+                return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
+                                 "%s: token %" PRId32 " was sampled but the grammar refuses it",
+                                 gguf_name(g->m->file), id);
+        }
+    }
     qwen_sampler_accept(s->sampler, id);
-    if (s->gstate && !is_end(g, id)) {
-        size_t n;
-        const char *p = qwen_token_bytes(g->tok, id, &n);
-        if (qwen_grammar_accept(s->gstate, p, n))
-            return qwen_fail(err, GGUF_E_INVALID, UINT64_MAX,
-                             "%s: token %" PRId32 " was sampled but the grammar refuses it",
-                             gguf_name(g->m->file), id);
-    }
     if (io->token) {
         qwen_gen_token t = {id, 0.0f, 0, g->top_id, g->top_lp};
         if (g->p.n_logprobs) t.n_top = logprobs(g, logits, id, &t.logprob);

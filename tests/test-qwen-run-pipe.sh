@@ -210,6 +210,16 @@ for line in open(sys.argv[1]):
 sys.exit(0 if n == 6 else 1)' "$tmp/gram.out"
 run 0 gram-eos "$RUN" -m "$m" --temp 0 -t 1 -n 200 --ignore-eos --json --grammar "$tmp/rec.gbnf" -p "$P"
 check "--grammar --ignore-eos: the reply still ends where the grammar does" py 'j[0]["stop"] == "eos" and json.loads(j[0]["reply"])["tags"]' "$tmp/gram-eos.out"
+# greedy takes the choice without the grammar when the grammar allows it;
+# with --logprobs every step masks the whole vocabulary: the same replies
+run 0 gram-greedy "$RUN" -m "$m" --temp 0 -t 1 -n 200 --json --grammar "$tmp/rec.gbnf" \
+    --each-line < "$tmp/six"
+run 0 gram-full "$RUN" -m "$m" --temp 0 -t 1 -n 200 --json --logprobs 1 --grammar "$tmp/rec.gbnf" \
+    --each-line < "$tmp/six"
+check "--grammar, greedy: the same replies with the whole vocabulary masked each step" python3 -c 'import json, sys
+a = [json.loads(l)["reply"] for l in open(sys.argv[1])]
+b = [json.loads(l)["reply"] for l in open(sys.argv[2])]
+sys.exit(0 if a == b and len(a) == 6 and all(json.loads(r) for r in a) else 1)' "$tmp/gram-greedy.out" "$tmp/gram-full.out"
 printf 'root ::= "a" | item\n' > "$tmp/bad.gbnf"
 run 2 gram-bad "$RUN" -m "$m" --grammar "$tmp/bad.gbnf" -p x
 check "--grammar: an undefined rule named with its place" has "$tmp/gram-bad.err" "bad.gbnf:1:16: rule 'item' is used but not defined"
