@@ -80,6 +80,8 @@ struct qwen_generator {
     int no_state;           /* the backend cannot copy its cache */
     qwen_grammar_vocab *gvocab; /* grammar: the vocabulary's byte tree */
     unsigned char *allowed; /* (n_vocab) grammar: the tokens allowed next */
+    int32_t *order;         /* grammar, sampling with top-k: the candidates in order */
+    size_t n_order;         /* ... room: 4 k */
     int32_t top_id[QWEN_LOGPROBS_MAX];
     float top_lp[QWEN_LOGPROBS_MAX];
     uint64_t n_started;     /* conversations taken so far */
@@ -130,6 +132,7 @@ void qwen_generator_free(qwen_generator *g)
     free(g->prefix_state);
     qwen_grammar_vocab_free(g->gvocab);
     free(g->allowed);
+    free(g->order);
     qwen_batch_free(&g->batch);
     free(g->masked);
     free(g);
@@ -195,6 +198,12 @@ int qwen_generator_new(qwen_generator **out, qwen_context *ctx, const qwen_token
     if (!st && p->grammar &&
         (!(g->gvocab = qwen_grammar_vocab_new(tok)) || !(g->allowed = malloc(m->config.n_vocab))))
         st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
+    if (!st && p->grammar && p->sampler.temp > 0 && p->sampler.top_k > 0) {
+        uint64_t room = 4 * (uint64_t)p->sampler.top_k;
+        g->n_order = room < m->config.n_vocab ? (size_t)room : m->config.n_vocab;
+        if (!(g->order = malloc(g->n_order * sizeof *g->order)))
+            st = qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(m->file));
+    }
     if (st) {
         qwen_generator_free(g);
         return st;
@@ -604,7 +613,35 @@ static int take_token(qwen_generator *g, struct slot *s, int32_t seq, const qwen
                 if (qwen_grammar_accept(s->gstate, p, n) == 0) id = c;
             }
         }
-        if (s->gstate && id < 0) {
+        /* Sampling with top-k: the k first tokens the grammar allows, in
+         * the sampler's order, found among its 4 k first; they are the
+         * top k of the masked logits, so the draw over them is the draw
+         * with the whole vocabulary masked. */
+        int ready = 0;
+        if (s->gstate && g->order && !g->p.n_logprobs) {
+            const size_t k = (size_t)g->p.sampler.top_k;
+            const size_t got = qwen_sampler_order(s->sampler, logits, g->n_order, g->order);
+            const int end_ok = !g->p.ignore_eos && qwen_grammar_complete(s->gstate);
+            size_t found = 0;
+            for (size_t i = 0; i < got && found < k; i++) {
+                const int32_t c = g->order[i];
+                int ok;
+                if (is_end(g, c)) {
+                    ok = end_ok;
+                } else {
+                    size_t n;
+                    const char *p = qwen_token_bytes(g->tok, c, &n);
+                    ok = token_in_grammar(g, c) && qwen_grammar_takes(s->gstate, p, n);
+                }
+                if (ok) g->order[found++] = c; /* (found <= i) */
+            }
+            if (found == k) {
+                for (uint32_t i = 0; i < nv; i++) g->masked[i] = -INFINITY;
+                for (size_t i = 0; i < k; i++) g->masked[g->order[i]] = raw[g->order[i]];
+                ready = 1;
+            }
+        }
+        if (s->gstate && id < 0 && !ready) {
             const int64_t na = qwen_grammar_allowed(s->gstate, g->gvocab, g->allowed);
             if (na < 0) return qwen_fail(err, GGUF_E_NOMEM, UINT64_MAX, "%s: out of memory", gguf_name(g->m->file));
             const int complete = qwen_grammar_complete(s->gstate);

@@ -885,7 +885,21 @@ void qwen_grammar_state_free(qwen_grammar_state *s)
     free(s);
 }
 
+/* Takes the n bytes at p from s's place; commit: s moves there.  Returns
+ * 0, or -1 when the grammar does not allow them (s unchanged). */
+static int take(qwen_grammar_state *s, const void *p, size_t n, int commit);
+
 int qwen_grammar_accept(qwen_grammar_state *s, const void *p, size_t n)
+{
+    return take(s, p, n, 1);
+}
+
+int qwen_grammar_takes(const qwen_grammar_state *s, const void *p, size_t n)
+{
+    return take((qwen_grammar_state *)s, p, n, 0) == 0; /* its scratch only */
+}
+
+static int take(qwen_grammar_state *s, const void *p, size_t n, int commit)
 {
     const unsigned char *b = p;
     uint32_t acc = s->acc, min = s->min;
@@ -906,12 +920,17 @@ int qwen_grammar_accept(qwen_grammar_state *s, const void *p, size_t n)
         work = tmp;
         tmp = t;
     }
+    if (!commit) goto no_change;
     stacks_free(&s->cur);
     stacks_free(&tmp);
     s->cur = work;
     s->acc = acc;
     s->need = need;
     s->min = min;
+    return 0;
+no_change:
+    stacks_free(&work);
+    stacks_free(&tmp);
     return 0;
 no:
     stacks_free(&work);

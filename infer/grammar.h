@@ -60,6 +60,10 @@ void qwen_grammar_state_reset(qwen_grammar_state *s);
  * allow them (the state is then unchanged). */
 int qwen_grammar_accept(qwen_grammar_state *s, const void *p, size_t n);
 
+/* 1 when qwen_grammar_accept() would take the n bytes at p, else 0; s is
+ * not moved. */
+int qwen_grammar_takes(const qwen_grammar_state *s, const void *p, size_t n);
+
 /* 1 when the text so far is a whole sentence of the grammar (root may end
  * here), else 0. */
 int qwen_grammar_complete(const qwen_grammar_state *s);

@@ -131,6 +131,50 @@ static void apply_penalty(qwen_sampler *s)
     for (uint32_t i = 0; i < s->n_recent; i++) s->seen[s->recent[i]] = 0;
 }
 
+/* The k first of s->work's candidates (NaN left out) in cand_cmp's order,
+ * kept in a heap whose root is the last of them, into s->cand (in heap
+ * order): the same k as sorting all (the order is total), for a fraction
+ * of the time.  Returns how many (fewer when fewer are not NaN). */
+static size_t select_top(qwen_sampler *s, size_t k)
+{
+    size_t n = 0;
+    for (int32_t i = 0; i < s->n_vocab; i++) {
+        if (isnan(s->work[i])) continue;
+        struct cand c = {i, s->work[i]};
+        if (n < k) {
+            size_t j = n++;
+            while (j > 0 && cand_cmp(&s->cand[(j - 1) / 2], &c) < 0) {
+                s->cand[j] = s->cand[(j - 1) / 2];
+                j = (j - 1) / 2;
+            }
+            s->cand[j] = c;
+        } else if (cand_cmp(&c, &s->cand[0]) < 0) {
+            size_t j = 0;
+            for (;;) {
+                size_t l = 2 * j + 1, r = l + 1, w = j;
+                const struct cand *wc = &c;
+                if (l < n && cand_cmp(&s->cand[l], wc) > 0) w = l, wc = &s->cand[l];
+                if (r < n && cand_cmp(&s->cand[r], wc) > 0) w = r;
+                if (w == j) break;
+                s->cand[j] = s->cand[w];
+                j = w;
+            }
+            s->cand[j] = c;
+        }
+    }
+    return n;
+}
+
+size_t qwen_sampler_order(qwen_sampler *s, const float *logits, size_t m, int32_t *ids)
+{
+    memcpy(s->work, logits, sizeof *s->work * (size_t)s->n_vocab);
+    apply_penalty(s);
+    size_t n = select_top(s, m);
+    qsort(s->cand, n, sizeof *s->cand, cand_cmp);
+    for (size_t i = 0; i < n; i++) ids[i] = s->cand[i].id;
+    return n;
+}
+
 int32_t qwen_sampler_sample(qwen_sampler *s, const float *logits)
 {
     int32_t nv = s->n_vocab;
@@ -144,40 +188,11 @@ int32_t qwen_sampler_sample(qwen_sampler *s, const float *logits)
         return best < 0 ? 0 : best;
     }
 
-    size_t n = 0;
     const size_t k = s->p.top_k > 0 ? (size_t)s->p.top_k : SIZE_MAX;
-    if (k < (size_t)nv) {
-        /* The k first in cand_cmp's order, kept in a heap whose root is
-         * the last of them, then sorted: the same k, in the same order, as
-         * sorting all (the order is total), for a fraction of the time. */
-        for (int32_t i = 0; i < nv; i++) {
-            if (isnan(s->work[i])) continue;
-            struct cand c = {i, s->work[i]};
-            if (n < k) {
-                size_t j = n++;
-                while (j > 0 && cand_cmp(&s->cand[(j - 1) / 2], &c) < 0) {
-                    s->cand[j] = s->cand[(j - 1) / 2];
-                    j = (j - 1) / 2;
-                }
-                s->cand[j] = c;
-            } else if (cand_cmp(&c, &s->cand[0]) < 0) {
-                size_t j = 0;
-                for (;;) {
-                    size_t l = 2 * j + 1, r = l + 1, w = j;
-                    const struct cand *wc = &c;
-                    if (l < n && cand_cmp(&s->cand[l], wc) > 0) w = l, wc = &s->cand[l];
-                    if (r < n && cand_cmp(&s->cand[r], wc) > 0) w = r;
-                    if (w == j) break;
-                    s->cand[j] = s->cand[w];
-                    j = w;
-                }
-                s->cand[j] = c;
-            }
-        }
-    } else {
+    size_t n = k < (size_t)nv ? select_top(s, k) : 0;
+    if (k >= (size_t)nv)
         for (int32_t i = 0; i < nv; i++)
             if (!isnan(s->work[i])) s->cand[n++] = (struct cand){i, s->work[i]};
-    }
     if (n == 0) return 0;
     qsort(s->cand, n, sizeof *s->cand, cand_cmp);
     if (s->cand[0].logit == -INFINITY) return s->cand[0].id;

@@ -67,6 +67,14 @@ void qwen_sampler_accept(qwen_sampler *s, int32_t id);
  * nothing. */
 int32_t qwen_sampler_sample(qwen_sampler *s, const float *logits);
 
+/* The ids of the m most likely tokens of the n_vocab logits in the order
+ * the sampler ranks them (after the repetition penalty; the higher logit
+ * first, the lower id among equals; NaN left out) into ids.  Returns how
+ * many (fewer than m only when fewer are not NaN).  For a caller that
+ * tests candidates in the sampler's order (grammar.h's).  Allocates
+ * nothing. */
+size_t qwen_sampler_order(qwen_sampler *s, const float *logits, size_t m, int32_t *ids);
+
 /* The sampler's generator: splitmix64, one 64-bit state word.  Exposed for
  * tests.  qwen_rng_next returns the next 64 bits; qwen_rng_uniform a double
  * in [0, 1) from the top 53 of them. */

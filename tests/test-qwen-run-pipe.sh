@@ -220,6 +220,19 @@ check "--grammar, greedy: the same replies with the whole vocabulary masked each
 a = [json.loads(l)["reply"] for l in open(sys.argv[1])]
 b = [json.loads(l)["reply"] for l in open(sys.argv[2])]
 sys.exit(0 if a == b and len(a) == 6 and all(json.loads(r) for r in a) else 1)' "$tmp/gram-greedy.out" "$tmp/gram-full.out"
+# sampling with top-k takes the first k the grammar allows among the
+# sampler's first 4 k; with --logprobs the whole vocabulary is masked: the
+# same draws
+for k in 40 3; do
+    run 0 gram-k$k "$RUN" -m "$m" --temp 1.3 --top-k $k --seed 9 -t 1 -n 200 --json \
+        --repeat-penalty 1.1 --grammar "$tmp/rec.gbnf" --each-line < "$tmp/six"
+    run 0 gram-k$k-full "$RUN" -m "$m" --temp 1.3 --top-k $k --seed 9 -t 1 -n 200 --json --logprobs 1 \
+        --repeat-penalty 1.1 --grammar "$tmp/rec.gbnf" --each-line < "$tmp/six"
+    check "--grammar, --top-k $k: the same draws with the whole vocabulary masked each step" python3 -c 'import json, sys
+a = [json.loads(l)["reply"] for l in open(sys.argv[1])]
+b = [json.loads(l)["reply"] for l in open(sys.argv[2])]
+sys.exit(0 if a == b and len(a) == 6 and all(json.loads(r) for r in a) else 1)' "$tmp/gram-k$k.out" "$tmp/gram-k$k-full.out"
+done
 printf 'root ::= "a" | item\n' > "$tmp/bad.gbnf"
 run 2 gram-bad "$RUN" -m "$m" --grammar "$tmp/bad.gbnf" -p x
 check "--grammar: an undefined rule named with its place" has "$tmp/gram-bad.err" "bad.gbnf:1:16: rule 'item' is used but not defined"
