@@ -87,6 +87,9 @@ static void check_texts(void)
     CHECK(qwen_grammar_accept(st, "ax", 2) == -1 && qwen_grammar_accept(st, "ab", 2) == 0,
           "a refusal changes nothing");
     CHECK(qwen_grammar_complete(st) && !qwen_grammar_closed(st), "after ab: complete, not closed");
+    CHECK(qwen_grammar_takes(st, "c", 1) && !qwen_grammar_takes(st, "x", 1) &&
+              !qwen_grammar_takes(st, "cc", 2) && !qwen_grammar_closed(st),
+          "takes() says, and does not move the state");
     CHECK(qwen_grammar_accept(st, "c", 1) == 0 && qwen_grammar_closed(st), "after abc: closed");
     /* what is not UTF-8 is never taken, not even by "." */
     qwen_grammar *any = parse("root ::= .*");
