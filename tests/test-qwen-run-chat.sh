@@ -66,6 +66,18 @@ def read_until(pat, timeout=120.0):
         got, buf = buf[:i], buf[i:]
     return found, got
 
+def reap(pid, timeout=300.0):
+    """The child's status; killed (and said) when it has not ended in time."""
+    end = time.time() + timeout
+    while time.time() < end:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    fails.append("the chat had not ended %d s after Ctrl-D: killed" % timeout)
+    return os.waitpid(pid, 0)[1]
+
 def typed(s):
     for ch in s:
         os.write(fd, ch.encode())
@@ -115,7 +127,7 @@ ok, got = read_until(b"> ")
 check(b"the conversation is in" in got, "/save: %r" % got[-200:])
 # Ctrl-D on an empty line ends the chat
 os.write(fd, b"\x04")
-_, status = os.waitpid(pid, 0)
+status = reap(pid)
 check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "Ctrl-D ends with status 0: %r" % status)
 check(os.path.exists(save) and open(save).read() == "", "/save after /clear: an empty conversation")
 for f in fails:
@@ -156,7 +168,16 @@ save = os.path.join(tmp, "two.txt")
 os.write(fd, ("/save %s\r" % save).encode())
 ok = ok and wait(b"> ")
 os.write(fd, b"/exit\r")
-_, st = os.waitpid(pid, 0)
+end = time.time() + 300
+done, st = os.waitpid(pid, os.WNOHANG)
+while not done and time.time() < end:
+    time.sleep(0.1)
+    done, st = os.waitpid(pid, os.WNOHANG)
+if not done:
+    print("pty: the chat had not ended 300 s after /exit: killed", file=sys.stderr)
+    os.kill(pid, 9)
+    _, st = os.waitpid(pid, 0)
+    ok = False
 text = open(save).read() if os.path.exists(save) else ""
 good = (ok and os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0 and text.count("## user") == 2 and
         text.count("## assistant") == 2 and "hello there" in text and "and again" in text)

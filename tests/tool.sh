@@ -14,6 +14,12 @@
 # free descriptor.  OpenMP's threads wait passively there: memcheck runs
 # one thread at a time, and a thread spinning at a barrier holds the
 # machine until its slice ends (a short qwen-run took four times as long).
+# No run may hang the suite: a watchdog beside it kills it (status 137,
+# which fails its test) when it still runs after GGUF_TEST_VALGRIND_TIMEOUT
+# seconds (default 900).  The wrapper execs memcheck in its own process, so
+# the process a test starts, signals and looks at in /proc is memcheck's;
+# the watchdog holds none of the test's descriptors, looks every 2 seconds
+# and ends with the run.
 tool() {
     if [ -z "${GGUF_TEST_VALGRIND:-}" ]; then
         echo "$top_builddir/$1"
@@ -32,6 +38,12 @@ tool() {
     # Tests run in parallel: each writes its own copy and renames it over.
     cat > "$_w.$$" <<EOF
 #!/bin/sh
+limit=\${GGUF_TEST_VALGRIND_TIMEOUT:-900}
+(exec </dev/null >/dev/null 2>&1; t=0
+ while kill -0 \$\$ 2>/dev/null; do
+     [ \$t -ge \$limit ] && { kill -KILL \$\$; break; }
+     sleep 2; t=\$((t + 2))
+ done) &
 OMP_WAIT_POLICY=passive LD_LIBRARY_PATH="$_lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec valgrind -q \\
     --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \\
     --show-leak-kinds=definite --log-file="$GGUF_TEST_VALGRIND/$_base.%p.log" "$_bin" "\$@"
