@@ -301,14 +301,15 @@ EXTRA_DIST += tests/test-sigbus.sh tests/test-fault.sh tests/test-fault-common.s
 # real-model tests (a 0.5B forward pass under memcheck takes hours) and the
 # fault-injection tests, whose LD_PRELOAD shim memcheck cannot host.
 # memcheck's reports (lines "==PID== ...") fail the target, and so does a
-# run in which no tool ran under it.  The longest test goes first, so that
-# the others share the machine with it rather than leave it alone at the end.
+# run in which no tool ran under it.  qwen-run runs the scalar kernels
+# there, except in test-qwen-run.sh (tests/tool.sh says why).  The longest test goes first, so that the others share the
+# machine with it rather than leave it alone at the end.
 check-valgrind: all
 	rm -rf valgrind-logs && mkdir valgrind-logs
 	list=tests/test-qwen-run.sh; for t in $(TESTS); do case $$t in \
 	  *-real.sh|tests/test-sigbus.sh|tests/test-fault.sh|tests/test-qwen-run.sh) ;; \
 	  *.sh) list="$$list $$t" ;; esac; done; \
-	GGUF_TEST_VALGRIND="$$(cd valgrind-logs && pwd)" \
+	GGUF_TEST_VALGRIND="$$(cd valgrind-logs && pwd)" GGUF_TEST_VALGRIND_SIMD=scalar \
 	  $(MAKE) $(AM_MAKEFLAGS) check TESTS="$${VALGRIND_TESTS:-$$list}"; st=$$?; \
 	runs=$$(find valgrind-logs -name '*.log' | wc -l); \
 	bad=$$(grep -lE '^==[0-9]+==' valgrind-logs/*.log 2>/dev/null | sort); \

@@ -208,4 +208,17 @@ run 0 k-le "$DUMP" -k testarch.u64s -k testarch.ints "$f"
 check "-k on a big-endian file" same "$tmp/k-be.out" "$tmp/k-le.out"
 check "-k array length" test "$(wc -l <"$tmp/k-le.out")" -eq 102
 
+# --- invalid UTF-8 in JSON: one U+FFFD for each maximal subpart ------------
+# (cut sequences, a lead byte whose next byte is out of its range, overlong
+# and surrogate forms, stray bytes), as Python and browsers decode them.
+bad='a\341\273b\360\237\230c\364\220d\340\200e\355\240\200f\377\200g\302'
+run 0 bad-set "$(tool gguf-edit)" --set "general.name=str:$(printf "$bad")" "$f" "$tmp/bad.gguf"
+run 0 bad-json "$DUMP" --json -k general.name "$tmp/bad.gguf"
+printf "$bad" > "$tmp/bad.raw"
+check "--json: invalid UTF-8 replaced as Python's decoder does" python3 -c '
+import json, sys
+got = json.loads(open(sys.argv[1], "rb").read())
+want = open(sys.argv[2], "rb").read().decode("utf-8", "replace")
+sys.exit(0 if got == want and got.count("\ufffd") == 12 else 1)' "$tmp/bad-json.out" "$tmp/bad.raw"
+
 finish

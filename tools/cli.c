@@ -370,6 +370,25 @@ size_t cli_utf8_len(const unsigned char *s, size_t n)
     return 4;
 }
 
+size_t cli_utf8_bad_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    if (c < 0xc2 || c > 0xf4) return 1;
+    size_t need = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+    unsigned lo = 0x80, hi = 0xbf;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;
+    size_t k = 1;
+    while (k < need && k < n && s[k] >= lo && s[k] <= hi) {
+        k++;
+        lo = 0x80;
+        hi = 0xbf;
+    }
+    return k < need ? k : 1;   /* (a whole sequence is not invalid) */
+}
+
 /* Byte classes for the fast scan: 0 = copy as is, 1 = needs attention
  * (control, quote, backslash, DEL, non-ASCII). */
 static unsigned char json_class[256];
@@ -404,7 +423,7 @@ static char *json_escape_byte(char *d, unsigned c)
             d[3] = hexdig[c >> 4];
             d[4] = hexdig[c & 15];
         } else {
-            memcpy(d, "ufffd", 5);      /* a byte that is not valid UTF-8 */
+            memcpy(d, "ufffd", 5);      /* bytes that are not valid UTF-8 */
         }
         d += 5;
     }
@@ -431,6 +450,9 @@ static char *json_escape(char *d, const unsigned char *s, size_t len)
                 i += k;
                 continue;
             }
+            d = json_escape_byte(d, c);     /* U+FFFD for the maximal subpart */
+            i += cli_utf8_bad_len(s + i, len - i);
+            continue;
         }
         d = json_escape_byte(d, c);
         i++;

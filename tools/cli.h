@@ -204,6 +204,12 @@ char *cli_shorten(char *buf, const char *s, size_t len);
  * sequence, 0 when s[0] does not start a valid sequence. */
 size_t cli_utf8_len(const unsigned char *s, size_t n);
 
+/* Where cli_utf8_len() is 0: the length (1 to 3) of the invalid bytes at s
+ * that make one U+FFFD, the longest start of a valid sequence or else one
+ * byte (Unicode's "maximal subpart", as Python's and browsers' decoders
+ * replace them, and as qwen-run's text output does). */
+size_t cli_utf8_bad_len(const unsigned char *s, size_t n);
+
 /* Number of columns a terminal would use for the cli_out_text_str()
  * rendering of s (quote = 0), counting each code point as one column.
  * For aligning tables. */
