@@ -302,8 +302,9 @@ EXTRA_DIST += tests/test-sigbus.sh tests/test-fault.sh tests/test-fault-common.s
 # fault-injection tests, whose LD_PRELOAD shim memcheck cannot host.
 # memcheck's reports (lines "==PID== ...") fail the target, and so does a
 # run in which no tool ran under it.  qwen-run runs the scalar kernels
-# there, except in test-qwen-run.sh (tests/tool.sh says why).  The longest test goes first, so that the others share the
-# machine with it rather than leave it alone at the end.
+# there, except in test-qwen-run.sh (tests/tool.sh says why).  The longest
+# test goes first, so that the others share the machine with it rather
+# than leave it alone at the end.
 check-valgrind: all
 	rm -rf valgrind-logs && mkdir valgrind-logs
 	list=tests/test-qwen-run.sh; for t in $(TESTS); do case $$t in \

@@ -349,44 +349,40 @@ char *cli_shorten(char *buf, const char *s, size_t len)
     return buf;
 }
 
-size_t cli_utf8_len(const unsigned char *s, size_t n)
+/* The number of bytes at s (of n) that start a valid UTF-8 sequence of
+ * *need bytes: *need when the whole sequence is there and valid, less when
+ * it is cut or a byte falls outside its range, 0 when s[0] leads none. */
+static size_t utf8_prefix(const unsigned char *s, size_t n, size_t *need)
 {
     unsigned c = s[0];
+    *need = 1;
     if (c < 0x80) return 1;
     if (c < 0xc2 || c > 0xf4) return 0;      /* continuation, overlong lead, too large */
-    if (c < 0xe0) return n >= 2 && (s[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (n < 3) return 0;
+    *need = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
     unsigned lo = 0x80, hi = 0xbf;
-    if (c < 0xf0) {
-        if (c == 0xe0) lo = 0xa0;            /* overlong */
-        if (c == 0xed) hi = 0x9f;            /* UTF-16 surrogates */
-        if (s[1] < lo || s[1] > hi || (s[2] & 0xc0) != 0x80) return 0;
-        return 3;
-    }
-    if (n < 4) return 0;
+    if (c == 0xe0) lo = 0xa0;                /* overlong */
+    if (c == 0xed) hi = 0x9f;                /* UTF-16 surrogates */
     if (c == 0xf0) lo = 0x90;                /* overlong */
     if (c == 0xf4) hi = 0x8f;                /* past U+10FFFF */
-    if (s[1] < lo || s[1] > hi || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80) return 0;
-    return 4;
-}
-
-size_t cli_utf8_bad_len(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    if (c < 0xc2 || c > 0xf4) return 1;
-    size_t need = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-    unsigned lo = 0x80, hi = 0xbf;
-    if (c == 0xe0) lo = 0xa0;
-    if (c == 0xed) hi = 0x9f;
-    if (c == 0xf0) lo = 0x90;
-    if (c == 0xf4) hi = 0x8f;
     size_t k = 1;
-    while (k < need && k < n && s[k] >= lo && s[k] <= hi) {
+    while (k < *need && k < n && s[k] >= lo && s[k] <= hi) {
         k++;
         lo = 0x80;
         hi = 0xbf;
     }
-    return k < need ? k : 1;   /* (a whole sequence is not invalid) */
+    return k;
+}
+
+size_t cli_utf8_len(const unsigned char *s, size_t n)
+{
+    size_t need, k = utf8_prefix(s, n, &need);
+    return k == need ? k : 0;
+}
+
+size_t cli_utf8_bad_len(const unsigned char *s, size_t n)
+{
+    size_t need, k = utf8_prefix(s, n, &need);
+    return k && k < need ? k : 1;
 }
 
 /* Byte classes for the fast scan: 0 = copy as is, 1 = needs attention
