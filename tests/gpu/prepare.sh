@@ -6,8 +6,9 @@
 #
 #   .gpu/gguf-tools-VERSION.tar.gz   the distribution (`make dist`): a
 #                                    configure script, so no Autotools there
-#   .gpu/debs/*.deb                  zlib, xxHash and PCRE2 with their
-#                                    headers, and pkg-config, from Debian
+#   .gpu/debs/*.deb                  zlib, xxHash, PCRE2 and OpenSSL's
+#                                    libcrypto with their headers,
+#                                    pkg-config and make, from Debian
 #
 # Run it from a configured build directory of the project, on a machine
 # with network (apt-get download needs no root).  Then carry .gpu to the
@@ -24,6 +25,7 @@ mv gguf-tools-*.tar.gz "$src/.gpu/"
 cd "$src/.gpu/debs"
 rm -f ./*.deb
 apt-get download zlib1g zlib1g-dev libxxhash0 libxxhash-dev libpcre2-8-0 libpcre2-dev \
-    libpcre2-16-0 libpcre2-32-0 libpcre2-posix3 pkgconf pkgconf-bin libpkgconf3 > /dev/null
+    libpcre2-16-0 libpcre2-32-0 libpcre2-posix3 libssl3 libssl-dev pkgconf pkgconf-bin libpkgconf3 \
+    make > /dev/null
 ls -l "$src/.gpu" "$src/.gpu/debs"
 du -sh "$src/.gpu"

@@ -5,11 +5,11 @@
 # eight files: summary.txt last printed, then machine.txt, build.log,
 # tests.log, bench.txt).
 #
-# The machine needs CUDA (nvcc, the driver), a C compiler and make; the
-# rest comes with the tree in .gpu/ (tests/gpu/prepare.sh puts it there):
-# the distribution tarball, so that no Autotools are needed, and Debian's
-# zlib, xxHash, PCRE2 and pkg-config, unpacked into a folder of their own
-# (never into /).  Without .gpu/, a tree with a configure script and a
+# The machine needs CUDA (nvcc, the driver) and a C compiler; the rest
+# comes with the tree in .gpu/ (tests/gpu/prepare.sh puts it there): the
+# distribution tarball, so that no Autotools are needed, and Debian's
+# zlib, xxHash, PCRE2, libcrypto, pkg-config and make, unpacked into a
+# folder of their own (never into /).  Without .gpu/, a tree with a configure script and a
 # machine with the packages serve as well.
 #
 # What runs:
@@ -21,15 +21,20 @@
 #   4. tests/bench/bench-cuda.sh: pp512 and tg128 on the 1.5b and 7b Q4_K_M
 #      synthetic models, beside llama-bench when there is one: LLAMA_BENCH
 #      names a llama-bench built with CUDA, or LLAMA_SRC a llama.cpp source
-#      tree to build there (cmake, sm_90 only; minutes of the lease)
+#      tree (or a .tar.gz of one) to build there (cmake, sm_90 only; it
+#      builds from the start, beside steps 1 to 3)
 #
-# Environment: GPU_WORK (scratch folder, default /tmp/gguf-gpu), JOBS
-# (default: all cores), LLAMA_BENCH, LLAMA_SRC, BENCH_SIZES, BENCH_RUNS.
+# Environment: GPU_STEPS (default "build test bench"; a later call on the
+# same machine can run "bench" alone over the first one's build), GPU_WORK
+# (scratch folder, default /tmp/gguf-gpu), JOBS (default: all cores),
+# LLAMA_BENCH, LLAMA_SRC, PEER_WAIT (seconds the bench step waits for the
+# peer's build, default 900), BENCH_SIZES, BENCH_RUNS.
 set -u
 out=${1:?usage: tests/gpu/run.sh OUTDIR}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=${GPU_WORK:-/tmp/gguf-gpu}
 jobs=${JOBS:-$(nproc)}
+steps=${GPU_STEPS:-build test bench}
 mkdir -p "$out" "$work" || exit 2
 out=$(cd "$out" && pwd)
 summary=$out/summary.txt
@@ -45,8 +50,11 @@ elapsed() { echo "$((SECONDS - t_start)) s"; }
     command -v nvcc && nvcc --version | tail -n 2
     gcc --version | head -n 1
     nproc
+    grep -m1 '^model name' /proc/cpuinfo
+    echo "cpu flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|avx512f|avx512_vnni|avx512_bf16|amx_[a-z0-9]+)$' | tr '\n' ' ')"
 } > "$out/machine.txt" 2>&1
 say "machine: $(nvidia-smi -L 2>&1 | head -n 1)"
+say "$(grep -E '^(model name|cpu flags)' "$out/machine.txt")"
 
 # --- dependencies ---
 deps=$work/deps
@@ -57,75 +65,118 @@ if ls "$src"/.gpu/debs/*.deb > /dev/null 2>&1; then
     lib=$deps/usr/lib/x86_64-linux-gnu
     export PATH=$deps/usr/bin:$PATH
     export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    conf_env=(CPPFLAGS="-I$deps/usr/include" LDFLAGS="-L$lib -Wl,-rpath,$lib"
-              PCRE2_CFLAGS="-I$deps/usr/include" PCRE2_LIBS="-L$lib -lpcre2-8")
+    conf_env=(CPPFLAGS="-I$deps/usr/include -I$deps/usr/include/x86_64-linux-gnu"
+              LDFLAGS="-L$lib -Wl,-rpath,$lib"
+              PCRE2_CFLAGS="-I$deps/usr/include" PCRE2_LIBS="-L$lib -lpcre2-8"
+              LIBCRYPTO_CFLAGS="-I$deps/usr/include -I$deps/usr/include/x86_64-linux-gnu"
+              LIBCRYPTO_LIBS="-L$lib -lcrypto")
+fi
+
+has_step() { case " $steps " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# --- the peer: llama.cpp builds beside ours (LLAMA_SRC: a source tree, or
+# a .tar.gz of one with a single top folder), in a session of its own so
+# that it goes on after this call: a later call (GPU_STEPS=bench) on the
+# same machine waits for it.  llama-build.log and llama.status in GPU_WORK.
+if has_step build && [ -z "${LLAMA_BENCH:-}" ] && [ -n "${LLAMA_SRC:-}" ]; then
+    say "building llama.cpp from $LLAMA_SRC, beside"
+    lsrc=$LLAMA_SRC
+    [ -f "$lsrc" ] && lsrc=$(cd "$(dirname "$lsrc")" && pwd)/$(basename "$lsrc")
+    rm -f "$work/llama.status"
+    setsid bash -c '
+        set -e
+        w=$1 lsrc=$2 jobs=$3
+        trap "echo \$? > $w/llama.status" EXIT
+        if [ -f "$lsrc" ]; then
+            rm -rf "$w/llama-src"
+            mkdir -p "$w/llama-src"
+            tar xzf "$lsrc" -C "$w/llama-src" --strip-components=1
+            lsrc=$w/llama-src
+        fi
+        cmake -S "$lsrc" -B "$w/llama" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+            -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF \
+            -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release
+        nice cmake --build "$w/llama" -j"$jobs" --target llama-bench
+    ' peer "$work" "$lsrc" "$jobs" > "$work/llama-build.log" 2>&1 < /dev/null &
 fi
 
 # --- 1. build ---
-tarball=$(ls "$src"/.gpu/gguf-tools-*.tar.gz 2>/dev/null | tail -n 1)
-if [ -n "$tarball" ]; then
-    rm -rf "$work/src"
-    mkdir -p "$work/src"
-    tar xzf "$tarball" -C "$work/src" --strip-components=1 || { say "cannot unpack $tarball"; exit 2; }
-    tree=$work/src
-elif [ -x "$src/configure" ]; then
-    tree=$src
-else
-    say "no .gpu/ tarball (tests/gpu/prepare.sh) and no configure script: cannot build"
-    exit 2
-fi
 build=$work/build
-rm -rf "$build"
-mkdir -p "$build"
-cd "$build" || exit 2
-if ! "$tree/configure" --enable-cuda --with-cuda-arch=sm_90 "${conf_env[@]}" > "$out/build.log" 2>&1 ||
-   ! make -j"$jobs" >> "$out/build.log" 2>&1 ||
-   ! make -j"$jobs" tests/gguf-synth tests/test-cuda tests/test-cuda-blocks tests/test-forward \
-        >> "$out/build.log" 2>&1; then
-    say "build failed ($(elapsed)); the end of build.log:"
-    tail -n 30 "$out/build.log" | tee -a "$summary"
-    exit 1
+if has_step build; then
+    tarball=$(ls "$src"/.gpu/gguf-tools-*.tar.gz 2>/dev/null | tail -n 1)
+    if [ -n "$tarball" ]; then
+        rm -rf "$work/src"
+        mkdir -p "$work/src"
+        tar xzf "$tarball" -C "$work/src" --strip-components=1 || { say "cannot unpack $tarball"; exit 2; }
+        tree=$work/src
+    elif [ -x "$src/configure" ]; then
+        tree=$src
+    else
+        say "no .gpu/ tarball (tests/gpu/prepare.sh) and no configure script: cannot build"
+        exit 2
+    fi
+    rm -rf "$build"
+    mkdir -p "$build"
+    cd "$build" || exit 2
+    if ! "$tree/configure" --enable-cuda --with-cuda-arch=sm_90 "${conf_env[@]}" > "$out/build.log" 2>&1 ||
+       ! make -j"$jobs" >> "$out/build.log" 2>&1 ||
+       ! make -j"$jobs" tests/gguf-synth tests/test-cuda tests/test-cuda-blocks tests/test-forward \
+            >> "$out/build.log" 2>&1; then
+        say "build failed ($(elapsed)); the end of build.log:"
+        tail -n 30 "$out/build.log" | tee -a "$summary"
+        exit 1
+    fi
+    say "build: $(grep -m1 'CUDA:' "$out/build.log" | sed 's/^ *//') ($(elapsed))"
+else
+    tree=$work/src
+    [ -x "$tree/configure" ] || tree=$src
+    [ -x "$build/qwen-run" ] || { say "no build in $build: run the build step first"; exit 2; }
 fi
-say "build: $(grep -m1 'CUDA:' "$out/build.log" | sed 's/^ *//') ($(elapsed))"
+cd "$build" || exit 2
 
-# --- 2. tests ---
 status=0
-make -j"$jobs" check TESTS='tests/test-cuda-blocks tests/test-cuda tests/test-forward' \
-    > "$out/tests.log" 2>&1 || status=1
-for t in test-cuda-blocks test-cuda test-forward; do
-    echo "==== tests/$t.log" >> "$out/tests.log"
-    cat "tests/$t.log" >> "$out/tests.log" 2>/dev/null
-    say "tests/$t: $(sed -n 's/^:test-result: //p' "tests/$t.trs" 2>/dev/null)"
-done
-grep -E 'against the CPU|greedy|positions|cuda: ' tests/test-cuda.log 2>/dev/null | tee -a "$summary"
+if has_step test; then
+    # --- 2. tests ---
+    make -j"$jobs" check TESTS='tests/test-cuda-blocks tests/test-cuda tests/test-forward' \
+        > "$out/tests.log" 2>&1 || status=1
+    for t in test-cuda-blocks test-cuda test-forward; do
+        echo "==== tests/$t.log" >> "$out/tests.log"
+        cat "tests/$t.log" >> "$out/tests.log" 2>/dev/null
+        say "tests/$t: $(sed -n 's/^:test-result: //p' "tests/$t.trs" 2>/dev/null)"
+    done
+    grep -E 'against the CPU|greedy|positions|cuda: ' tests/test-cuda.log 2>/dev/null | tee -a "$summary"
 
-# --- 3. the tool ---
-./tests/gguf-synth --size small --type q8_0 -o "$work/q8.gguf" 2>> "$out/tests.log"
-./gguf-requant -q --type 'blk.1.ffn_up.weight=q8_k' "$work/q8.gguf" "$work/q8k.gguf" 2>> "$out/tests.log"
-./tests/gguf-synth --size tiny -o "$work/tiny.gguf" 2>> "$out/tests.log"
-{
-    echo "==== qwen-run --device cuda --stats (tiny)"
-    ./qwen-run -m "$work/tiny.gguf" --device cuda -p hello -n 16 --temp 0 --stats; echo "exit $?"
-    echo "==== qwen-run --device cuda on Q8_K weights (refused: exit 2)"
-    ./qwen-run -m "$work/q8k.gguf" --device cuda -p hello -n 4 --temp 0; echo "exit $?"
-    echo "==== qwen-run --device auto on Q8_K weights (the CPU)"
-    ./qwen-run -m "$work/q8k.gguf" --device auto -p hello -n 4 --temp 0; echo "exit $?"
-} >> "$out/tests.log" 2>&1
-say "tool: $(grep -c '^exit' "$out/tests.log") runs, see tests.log ($(elapsed))"
+    # --- 3. the tool ---
+    ./tests/gguf-synth --size small --type q8_0 -o "$work/q8.gguf" 2>> "$out/tests.log"
+    ./gguf-requant -q --type 'blk.1.ffn_up.weight=q8_k' "$work/q8.gguf" "$work/q8k.gguf" 2>> "$out/tests.log"
+    ./tests/gguf-synth --size tiny -o "$work/tiny.gguf" 2>> "$out/tests.log"
+    {
+        echo "==== qwen-run --device cuda --stats (tiny)"
+        ./qwen-run -m "$work/tiny.gguf" --device cuda -p hello -n 16 --temp 0 --stats; echo "exit $?"
+        echo "==== qwen-run --device cuda on Q8_K weights (refused: exit 2)"
+        ./qwen-run -m "$work/q8k.gguf" --device cuda -p hello -n 4 --temp 0; echo "exit $?"
+        echo "==== qwen-run --device auto on Q8_K weights (the CPU)"
+        ./qwen-run -m "$work/q8k.gguf" --device auto -p hello -n 4 --temp 0; echo "exit $?"
+    } >> "$out/tests.log" 2>&1
+    say "tool: $(grep -c '^exit' "$out/tests.log") runs, see tests.log ($(elapsed))"
+fi
 
 # --- 4. benchmark ---
-if [ -z "${LLAMA_BENCH:-}" ] && [ -n "${LLAMA_SRC:-}" ]; then
-    say "building llama.cpp from $LLAMA_SRC"
-    if cmake -S "$LLAMA_SRC" -B "$work/llama" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-            -DLLAMA_CURL=OFF -DCMAKE_BUILD_TYPE=Release > "$out/llama-build.log" 2>&1 &&
-       cmake --build "$work/llama" -j"$jobs" --target llama-bench >> "$out/llama-build.log" 2>&1; then
-        export LLAMA_BENCH=$work/llama/bin/llama-bench
-    else
-        say "llama.cpp build failed: see llama-build.log"
+if has_step bench; then
+    if [ -z "${LLAMA_BENCH:-}" ] && [ -n "${LLAMA_SRC:-}" ]; then
+        t0=$SECONDS
+        while [ ! -f "$work/llama.status" ] && [ $((SECONDS - t0)) -lt "${PEER_WAIT:-900}" ]; do sleep 2; done
+        cp "$work/llama-build.log" "$out/" 2>/dev/null
+        if [ "$(cat "$work/llama.status" 2>/dev/null)" = 0 ]; then
+            export LLAMA_BENCH=$work/llama/bin/llama-bench
+            say "llama.cpp: built (waited $((SECONDS - t0)) s)"
+        else
+            say "llama.cpp: not built (status $(cat "$work/llama.status" 2>/dev/null || echo 'still building')): see llama-build.log"
+        fi
     fi
+    top_srcdir=$tree top_builddir=$build BENCH_DIR=$work/models \
+        bash "$tree/tests/bench/bench-cuda.sh" > "$out/bench.txt" 2>&1 || status=1
+    tee -a "$summary" < "$out/bench.txt"
 fi
-top_srcdir=$tree top_builddir=$build BENCH_DIR=$work/models \
-    bash "$tree/tests/bench/bench-cuda.sh" > "$out/bench.txt" 2>&1 || status=1
-tee -a "$summary" < "$out/bench.txt"
 say "done in $(elapsed), status $status"
 exit $status
