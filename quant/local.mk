@@ -68,10 +68,11 @@ gguf_libgguf_la_LIBADD += quant/libquant_vnni.la
 QUANT_INTERNAL_LIBS += quant/libquant_vnni.la
 endif
 if HAVE_AMX_FLAGS
-# The K-quant panel products once more, with AMX int8 tiles (the amx
-# level, used where the CPU has them and Linux grants their state).
+# The K-quant panel products once more, with AMX int8 tiles, and the
+# Q4_0, Q5_0, Q8_0 tile products (the amx level, used where the CPU has
+# them and Linux grants their state).
 noinst_LTLIBRARIES += quant/libquant_amx.la
-quant_libquant_amx_la_SOURCES = quant/panel-vnni.c quant/x86.h
+quant_libquant_amx_la_SOURCES = quant/panel-vnni.c quant/tiles32.c quant/x86.h
 quant_libquant_amx_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c -mavx512f -mavx512bw \
 	-mavx512vl -mavx512vnni -mamx-tile -mamx-int8
 quant_libquant_amx_la_CPPFLAGS = $(QUANT_CPPFLAGS) -DGQ_PANEL_AMX

@@ -624,35 +624,9 @@ k16_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
 /* ------------------------------------------------------------------------ */
 /* Q4_0, Q5_0, Q8_0 (Q8_0 activations), Q4_1, Q5_1 (Q8_1): 32-weight blocks */
 
-/* The 32 weights of block i of a row as bytes, its scale in *d and (Q4_1,
- * Q5_1) its offset in *m: signed q for the types without an offset,
- * unsigned q (w = d q + m) for those with one. */
-static inline __m256i q4_0_weights(const uint8_t *row, int i, float *d, float *m)
-{
-    const struct gq_block_q4_0 *b = (const struct gq_block_q4_0 *)row + i;
-    *d = _cvtsh_ss(b->d);
-    *m = 0.0f;
-    return _mm256_sub_epi8(unpack_nibbles32(b->qs), _mm256_set1_epi8(8));
-}
-
-static inline __m256i q5_0_weights(const uint8_t *row, int i, float *d, float *m)
-{
-    const struct gq_block_q5_0 *b = (const struct gq_block_q5_0 *)row + i;
-    *d = _cvtsh_ss(b->d);
-    *m = 0.0f;
-    /* q - 16 as a byte: the nibble, with 0xf0 added where bit 4 is 0 */
-    const __m256i no_high = _mm256_andnot_si256(bits_to_bytes(load_u32(b->qh)), _mm256_set1_epi8((char)0xf0));
-    return _mm256_or_si256(unpack_nibbles32(b->qs), no_high);
-}
-
-static inline __m256i q8_0_weights(const uint8_t *row, int i, float *d, float *m)
-{
-    const struct gq_block_q8_0 *b = (const struct gq_block_q8_0 *)row + i;
-    *d = _cvtsh_ss(b->d);
-    *m = 0.0f;
-    return _mm256_loadu_si256((const __m256i *)b->qs);
-}
-
+/* The 32 weights of block i of a row of Q4_1 or Q5_1 as unsigned bytes q
+ * (w = d q + m), its scale in *d and its offset in *m; those of Q4_0,
+ * Q5_0 and Q8_0: quant/x86.h. */
 static inline __m256i q4_1_weights(const uint8_t *row, int i, float *d, float *m)
 {
     const struct gq_block_q4_1 *b = (const struct gq_block_q4_1 *)row + i;
@@ -921,6 +895,66 @@ legacy_rows4(__m512i (*pair)(const uint8_t *, const uint8_t *), const int log2_o
 DEFINE_COLUMN_LEGACY(column_q4_0, legacy_pair_q4_0, q4_0_weights, 3, struct gq_block_q4_0)
 DEFINE_COLUMN_LEGACY(column_q5_0, legacy_pair_q5_0, q5_0_weights, 4, struct gq_block_q5_0)
 DEFINE_COLUMN_LEGACY(column_q8_0, legacy_pair_q8_0, q8_0_weights, 7, struct gq_block_q8_0)
+
+/* The amx level's one-column products of Q4_0, Q5_0 and Q8_0, with the
+ * steps of its tile products (tiles32.c): per output, block after block,
+ * the block's whole integer sum isum, t = (float)isum * d_w, then sum =
+ * fma(t, d_a, sum).  Sixteen rows at a time, a row to a lane: vpdpbusd
+ * gives two rows' block in 8 lanes each (as legacy_rows4()), and eight
+ * such vectors fold into the sixteen block sums, in the lane order below;
+ * the float steps then go down the lanes, one chain per row. */
+static inline __attribute__((always_inline)) void
+whole_rows16(__m512i (*pair)(const uint8_t *, const uint8_t *), const int log2_off, const size_t bb, int nb,
+             const uint8_t *w0, size_t w_stride, int nr, const uint8_t *act, float *out)
+{
+    /* the folded sums have row 4m + q in lane 4q + m (and back) */
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const uint8_t *row[16];
+    for (int r = 0; r < 16; r++) row[r] = w0 + (size_t)(r < nr ? r : nr - 1) * w_stride;
+    /* the rows that follow, whole groups of 16 ahead (see prefetch_start()) */
+    const size_t group = 16 * w_stride;
+    const char *pf = (const char *)w0 + (group >= PREFETCH_AHEAD ? group : (PREFETCH_AHEAD + group - 1) / group * group);
+    __m512 acc = _mm512_setzero_ps();
+    for (int i = 0; i < nb; i++) {
+        for (size_t o = 0; o < 16 * bb; o += 64) _mm_prefetch(pf + (size_t)i * 16 * bb + o, _MM_HINT_T0);
+        const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)act + i;
+        const __m512i y = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)a->qs));
+        const __m512i bias = offset_start(y, log2_off);
+        const size_t at = (size_t)i * bb;
+        __m512i v[8], z[4];
+        UNROLL
+        for (int j = 0; j < 8; j++) v[j] = _mm512_dpbusd_epi32(bias, pair(row[2 * j] + at, row[2 * j + 1] + at), y);
+        /* z[k], 128-bit lane q: four partial sums of row 4k + q */
+        UNROLL
+        for (int k = 0; k < 4; k++)
+            z[k] = _mm512_add_epi32(_mm512_shuffle_i32x4(v[2 * k], v[2 * k + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                    _mm512_shuffle_i32x4(v[2 * k], v[2 * k + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+        const __m512i p01 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]), _mm512_unpackhi_epi32(z[0], z[1]));
+        const __m512i p23 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]), _mm512_unpackhi_epi32(z[2], z[3]));
+        const __m512i s = _mm512_add_epi32(_mm512_unpacklo_epi64(p01, p23), _mm512_unpackhi_epi64(p01, p23));
+        uint16_t dh[16];
+        for (int l = 0; l < 16; l++) dh[l] = load_u16(row[(l & 3) * 4 + (l >> 2)] + at);
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh));
+        const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(s), dw);
+        acc = _mm512_fmadd_ps(t, _mm512_set1_ps(h2f(a->d)), acc);
+    }
+    _mm512_mask_storeu_ps(out, (__mmask16)((1u << nr) - 1), _mm512_permutexvar_ps(order, acc));
+}
+
+#define DEFINE_COLUMN_WHOLE(NAME, PAIR, LOG2_OFF, BLOCK_TYPE)                                       \
+    void gq_column_whole_##NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows,           \
+                                const void *act, size_t act_stride, int64_t ncols, float *out,     \
+                                size_t out_stride)                                                 \
+    {                                                                                              \
+        (void)act_stride, (void)ncols, (void)out_stride;                                           \
+        const uint8_t *wb = w;                                                                     \
+        for (int64_t r = 0; r < nrows; r += 16)                                                    \
+            whole_rows16(PAIR, LOG2_OFF, sizeof(BLOCK_TYPE), (int)(k / GQ_QK), wb + (size_t)r * w_stride, \
+                         w_stride, nrows - r < 16 ? (int)(nrows - r) : 16, act, out + r);          \
+    }
+DEFINE_COLUMN_WHOLE(q4_0, legacy_pair_q4_0, 3, struct gq_block_q4_0)
+DEFINE_COLUMN_WHOLE(q5_0, legacy_pair_q5_0, 4, struct gq_block_q5_0)
+DEFINE_COLUMN_WHOLE(q8_0, legacy_pair_q8_0, 7, struct gq_block_q8_0)
 #endif
 
 #ifdef __AVX512VNNI__

@@ -62,6 +62,14 @@ static void gemm_generic(gq_dot_fn dot, int64_t k, const void *w, size_t w_strid
 /* The product kernel of wtype at `level`, or NULL for the generic one. */
 static gq_matmul_fn gemm_kernel_at(int level, uint32_t wtype, int64_t ncols)
 {
+#ifdef GQ_HAVE_AMX
+    /* Q4_0, Q5_0, Q8_0: the tiles for any number of columns, and their
+     * steps for one (the same bits alone as in a batch) */
+    if (level >= GGUF_SIMD_AMX && ncols == 1 && gq_matmul_amx.column[wtype])
+        return gq_matmul_amx.column[wtype];
+    if (level >= GGUF_SIMD_AMX && act_block_size(wtype) == GQ_QK && gq_matmul_amx.gemm[wtype])
+        return gq_matmul_amx.gemm[wtype];
+#endif
 #ifdef GQ_HAVE_AVX512
     if (ncols == 1 && level >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni") &&
         gq_matmul_avx512.column[wtype])
@@ -112,6 +120,9 @@ static gq_packed_fn packed_kernel_at(int level, uint32_t wtype)
     if (level >= GGUF_SIMD_AMX && wtype == GGUF_T_Q4_K) return gq_packed_amx_q4_k;
     if (level >= GGUF_SIMD_AMX && wtype == GGUF_T_Q5_K) return gq_packed_amx_q5_k;
     if (level >= GGUF_SIMD_AMX && wtype == GGUF_T_Q6_K) return gq_packed_amx_q6_k;
+    if (level >= GGUF_SIMD_AMX && wtype == GGUF_T_Q4_0) return gq_packed_amx_q4_0;
+    if (level >= GGUF_SIMD_AMX && wtype == GGUF_T_Q5_0) return gq_packed_amx_q5_0;
+    if (level >= GGUF_SIMD_AMX && wtype == GGUF_T_Q8_0) return gq_packed_amx_q8_0;
 #endif
 #ifdef GQ_HAVE_AVX512
     if (level >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni")) {
@@ -125,19 +136,30 @@ static gq_packed_fn packed_kernel_at(int level, uint32_t wtype)
     return NULL;
 }
 
-size_t gguf_matmul_pack_size(uint32_t wtype, int64_t k, int64_t ncols)
+/* Bytes of one packed block of 16 columns for wtype's activations (the
+ * caller has checked that a packed kernel exists). */
+static uint64_t pack_block_bytes(uint32_t wtype)
 {
-    if (!packed_kernel_at(gguf_simd_get(), wtype) || k <= 0 || k % GQ_QK_K || k > INT32_MAX ||
-        ncols < GQ_PANEL_MIN)
-        return 0;
+#ifdef GQ_HAVE_AMX
+    if (act_block_size(wtype) == GQ_QK) return gq_pack32_block_bytes();
+#endif
 #ifdef GQ_HAVE_AVX512
-    const uint64_t panels = (uint64_t)(ncols + 15) / 16, nb = (uint64_t)(k / GQ_QK_K);
-    const uint64_t bytes = gq_panel_block_bytes();
-    if (panels > SIZE_MAX / bytes / nb) return 0;
-    return (size_t)(panels * nb * bytes);
+    return gq_panel_block_bytes();
 #else
+    (void)wtype;
     return 0;
 #endif
+}
+
+size_t gguf_matmul_pack_size(uint32_t wtype, int64_t k, int64_t ncols)
+{
+    if (!packed_kernel_at(gguf_simd_get(), wtype)) return 0;
+    const int64_t bs = act_block_size(wtype);
+    if (k <= 0 || k % bs || k > INT32_MAX || ncols < GQ_PANEL_MIN) return 0;
+    const uint64_t panels = (uint64_t)(ncols + 15) / 16, nb = (uint64_t)(k / bs);
+    const uint64_t bytes = pack_block_bytes(wtype);
+    if (bytes == 0 || panels > SIZE_MAX / bytes / nb) return 0;
+    return (size_t)(panels * nb * bytes);
 }
 
 int gguf_matmul_pack(uint32_t wtype, const void *act, size_t act_stride, int64_t k, int64_t ncols,
@@ -146,6 +168,12 @@ int gguf_matmul_pack(uint32_t wtype, const void *act, size_t act_stride, int64_t
     if (gguf_matmul_pack_size(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
     if (!act || !packed || ((uintptr_t)packed & 63) || p0 < 0 || p1 < p0 || p1 > (ncols + 15) / 16)
         return GGUF_E_INVALID;
+#ifdef GQ_HAVE_AMX
+    if (act_block_size(wtype) == GQ_QK) {
+        gq_pack32(act, act_stride, k, ncols, p0, p1, packed);
+        return GGUF_OK;
+    }
+#endif
 #ifdef GQ_HAVE_AVX512
     gq_panel_pack(act, act_stride, k, ncols, p0, p1, packed);
 #endif

@@ -68,33 +68,6 @@ static inline int32_t pair16(int a, int b)
     return (int32_t)(((uint32_t)(uint16_t)b << 16) | (uint16_t)a);
 }
 
-/* out[t] lane c = r[c] lane t: the transpose of 16 x 16 dwords. */
-static inline void transpose16(const __m512i r[16], __m512i out[16])
-{
-    __m512i t[16], u[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-    }
-    /* u[4i + j], 128-bit lane L: rows 4i .. 4i + 3 of element 4L + j */
-    for (int i = 0; i < 4; i++) {
-        u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-    }
-    for (int j = 0; j < 4; j++) {
-        const __m512i v0 = _mm512_shuffle_i32x4(u[j], u[4 + j], _MM_SHUFFLE(2, 0, 2, 0));
-        const __m512i w0 = _mm512_shuffle_i32x4(u[j], u[4 + j], _MM_SHUFFLE(3, 1, 3, 1));
-        const __m512i v1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(2, 0, 2, 0));
-        const __m512i w1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(3, 1, 3, 1));
-        out[j] = _mm512_shuffle_i32x4(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
-        out[8 + j] = _mm512_shuffle_i32x4(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
-        out[4 + j] = _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(2, 0, 2, 0));
-        out[12 + j] = _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(3, 1, 3, 1));
-    }
-}
-
 /* Blocks i0 .. i0 + n - 1 of columns 0 .. nc - 1 (the others zero). */
 static void repack(struct panel_block *pb, const uint8_t *act, size_t act_stride, int nc, int i0,
                    int n)
@@ -264,13 +237,6 @@ static inline __attribute__((always_inline)) void unpack(struct wblock *u, const
 }
 
 #ifdef GQ_PANEL_AMX
-/* The layout ldtilecfg reads. */
-struct tile_config {
-    uint8_t palette, start_row, reserved[14];
-    uint16_t colsb[16];
-    uint8_t rows[16];
-};
-
 /* Tiles 0 and 3: sums (16 x 16 int32); 1: the quants of a sub-block of
  * 32; 2: its activations.  Static and constant, so that every byte is
  * there when ldtilecfg reads it. */
@@ -808,10 +774,19 @@ PANEL_DEF PANEL_FN(q6_k)(int64_t k, const void *w, size_t w_stride, int64_t nrow
 #endif
 
 #ifdef GQ_PANEL_AMX
+/* Q4_0, Q5_0 and Q8_0: tiles32.c, and its steps for one column. */
 const struct gq_matmul_kernels gq_matmul_amx = {
     .gemm = {
+        [GGUF_T_Q4_0] = gq_tiles32_q4_0,
+        [GGUF_T_Q5_0] = gq_tiles32_q5_0,
+        [GGUF_T_Q8_0] = gq_tiles32_q8_0,
         [GGUF_T_Q4_K] = panel_amx_q4_k,
         [GGUF_T_Q5_K] = panel_amx_q5_k,
+    },
+    .column = {
+        [GGUF_T_Q4_0] = gq_column_whole_q4_0,
+        [GGUF_T_Q5_0] = gq_column_whole_q5_0,
+        [GGUF_T_Q8_0] = gq_column_whole_q8_0,
     },
 };
 #endif

@@ -128,4 +128,73 @@ static inline __m256i q6k_scales(__m256i sc16, int k)
                                _mm_set1_epi16((short)(0x0100 + 0x0202 * 2 * k))));
 }
 
+/* The 32 weights of block i of a row of Q4_0, Q5_0 or Q8_0 as signed
+ * bytes q - 8, q - 16, q, its scale in *d (and 0 in *m, for the kernels
+ * that take the offset types too). */
+static inline __m256i q4_0_weights(const uint8_t *row, int i, float *d, float *m)
+{
+    const struct gq_block_q4_0 *b = (const struct gq_block_q4_0 *)row + i;
+    *d = _cvtsh_ss(b->d);
+    *m = 0.0f;
+    return _mm256_sub_epi8(unpack_nibbles32(b->qs), _mm256_set1_epi8(8));
+}
+
+static inline __m256i q5_0_weights(const uint8_t *row, int i, float *d, float *m)
+{
+    const struct gq_block_q5_0 *b = (const struct gq_block_q5_0 *)row + i;
+    *d = _cvtsh_ss(b->d);
+    *m = 0.0f;
+    /* q - 16 as a byte: the nibble, with 0xf0 added where bit 4 is 0 */
+    const __m256i no_high = _mm256_andnot_si256(bits_to_bytes(load_u32(b->qh)), _mm256_set1_epi8((char)0xf0));
+    return _mm256_or_si256(unpack_nibbles32(b->qs), no_high);
+}
+
+static inline __m256i q8_0_weights(const uint8_t *row, int i, float *d, float *m)
+{
+    const struct gq_block_q8_0 *b = (const struct gq_block_q8_0 *)row + i;
+    *d = _cvtsh_ss(b->d);
+    *m = 0.0f;
+    return _mm256_loadu_si256((const __m256i *)b->qs);
+}
+
+#ifdef __AVX512F__
+/* out[t] lane c = r[c] lane t: the transpose of 16 x 16 dwords. */
+static inline void transpose16(const __m512i r[16], __m512i out[16])
+{
+    __m512i t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    /* u[4i + j], 128-bit lane L: rows 4i .. 4i + 3 of element 4L + j */
+    for (int i = 0; i < 4; i++) {
+        u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int j = 0; j < 4; j++) {
+        const __m512i v0 = _mm512_shuffle_i32x4(u[j], u[4 + j], _MM_SHUFFLE(2, 0, 2, 0));
+        const __m512i w0 = _mm512_shuffle_i32x4(u[j], u[4 + j], _MM_SHUFFLE(3, 1, 3, 1));
+        const __m512i v1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(2, 0, 2, 0));
+        const __m512i w1 = _mm512_shuffle_i32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(3, 1, 3, 1));
+        out[j] = _mm512_shuffle_i32x4(v0, v1, _MM_SHUFFLE(2, 0, 2, 0));
+        out[8 + j] = _mm512_shuffle_i32x4(v0, v1, _MM_SHUFFLE(3, 1, 3, 1));
+        out[4 + j] = _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(2, 0, 2, 0));
+        out[12 + j] = _mm512_shuffle_i32x4(w0, w1, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+}
+
+#endif
+
+#ifdef __AMX_TILE__
+/* The layout ldtilecfg reads. */
+struct tile_config {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+};
+
+#endif
+
 #endif /* GGUF_QUANT_X86_H */

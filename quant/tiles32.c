@@ -1,0 +1,255 @@
+/* tiles32.c -- Q4_0, Q5_0 and Q8_0 matrix products with AMX int8 tiles
+ * (the amx level): the weight types of 32-element blocks that take Q8_0
+ * activations.
+ *
+ * A block's 32 weights times 32 activations is one tile product of depth
+ * 32: sixteen weight rows (tile A: 16 x 32 signed bytes, q - 8, q - 16 or
+ * q) times sixteen activation columns (tile B: 8 quads of 16 columns, as
+ * struct act32 holds them), summed exactly into 16 x 16 int32.  Each block
+ * has its own scales, so the sums leave the tiles block by block and take
+ * them in vector registers, one row of sums per weight row:
+ *     t = (float)isum * d_w;   sum = fma(t, d_a, sum)
+ * block after block, in one chain per output.  The one-column kernels of
+ * this level (gq_column_whole_*(), matmul-x86.c) take the same steps, so a
+ * column has the same bits alone as among others; against the scalar
+ * kernels, which scale and add in another order, the results differ by
+ * rounding within the bound of quant/quant.h.
+ *
+ * The sums of a block are stored (tile store) while the tiles compute the
+ * next one, and read after it is issued: a tile store reaches vector
+ * loads late. */
+#include <config.h>
+
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "quant/blocks.h"
+#include "quant/dot.h"
+#include "quant/x86.h"
+
+#define PANEL 16 /* activation columns per panel */
+#define TR 16    /* weight rows per tile */
+#define KB 32    /* weight blocks unpacked at a time (16 rows: 16 KiB) */
+
+/* One Q8_0 block of sixteen columns, packed. */
+struct act32 {
+    int8_t q[8][64]; /* [t][4c + j] = byte 4t + j of column c */
+    float d[16];     /* [c] = d of column c (0 past the last column) */
+};
+_Static_assert(sizeof(struct act32) % 64 == 0, "packed blocks stay aligned");
+
+/* Tiles 0, 1: weights of two blocks (16 rows of 32 bytes); 2, 3: their
+ * activations (8 quads of 16 columns); 4, 5: their sums.  Static and
+ * constant: every byte is there when ldtilecfg reads it. */
+static const struct tile_config tile_config32 __attribute__((aligned(64))) = {
+    .palette = 1, .colsb = {32, 32, 64, 64, 64, 64}, .rows = {TR, TR, 8, 8, TR, TR}};
+
+size_t gq_pack32_block_bytes(void)
+{
+    return sizeof(struct act32);
+}
+
+/* Blocks i0 .. i0 + n - 1 of columns 0 .. nc - 1 of the Q8_0 activations
+ * at act into pb[0 .. n - 1] (columns past nc: zero).  Two blocks at a
+ * time: 16 columns of 64 bytes transposed as dwords. */
+static void pack_blocks(struct act32 *pb, const uint8_t *act, size_t act_stride, int nc, int64_t i0,
+                        int n)
+{
+    for (int i = 0; i < n; i += 2) {
+        const int two = i + 1 < n;
+        __m512i r[16], out[16];
+        for (int c = 0; c < PANEL; c++) {
+            if (c >= nc) {
+                r[c] = _mm512_setzero_si512();
+                continue;
+            }
+            const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)(act + (size_t)c * act_stride) + i0 + i;
+            const __m256i lo = _mm256_loadu_si256((const __m256i *)a[0].qs);
+            const __m256i hi = two ? _mm256_loadu_si256((const __m256i *)a[1].qs) : _mm256_setzero_si256();
+            r[c] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        }
+        transpose16(r, out);
+        for (int j = 0; j <= two; j++) {
+            for (int t = 0; t < 8; t++) _mm512_store_si512(pb[i + j].q[t], out[8 * j + t]);
+            for (int c = 0; c < PANEL; c++) {
+                const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)(act + (size_t)c * act_stride) + i0 + i + j;
+                pb[i + j].d[c] = c < nc ? h2f(a->d) : 0.0f;
+            }
+        }
+    }
+}
+
+void gq_pack32(const void *act, size_t act_stride, int64_t k, int64_t ncols, int64_t p0, int64_t p1,
+               void *packed)
+{
+    const int nb = (int)(k / GQ_QK);
+    struct act32 *pb = packed;
+    for (int64_t p = p0; p < p1; p++) {
+        const int64_t c0 = PANEL * p;
+        const int nc = ncols - c0 < PANEL ? (int)(ncols - c0) : PANEL;
+        pack_blocks(pb + p * nb, (const uint8_t *)act + (size_t)c0 * act_stride, act_stride, nc, 0, nb);
+    }
+}
+
+/* Blocks i0 .. i0 + n - 1 of the rows at w (stride w_stride; nr real ones,
+ * the others zero) as signed bytes wq[i - i0][r] and scales wd[i - i0][r]. */
+static inline __attribute__((always_inline)) void
+unpack_rows(int8_t (*wq)[TR][32], float (*wd)[TR], const uint8_t *w, size_t w_stride, int nr, int64_t i0,
+            int n, const int type)
+{
+    for (int r = 0; r < TR; r++) {
+        const uint8_t *row = w + (size_t)r * w_stride;
+        for (int i = 0; i < n; i++) {
+            float d = 0.0f, m;
+            __m256i x = _mm256_setzero_si256();
+            if (r < nr) {
+                if (type == GGUF_T_Q4_0)
+                    x = q4_0_weights(row, (int)(i0 + i), &d, &m);
+                else if (type == GGUF_T_Q5_0)
+                    x = q5_0_weights(row, (int)(i0 + i), &d, &m);
+                else
+                    x = q8_0_weights(row, (int)(i0 + i), &d, &m);
+            }
+            _mm256_store_si256((__m256i *)wq[i][r], x);
+            wd[i][r] = d;
+        }
+    }
+}
+
+/* acc[r] (16 columns) += the steps of one block from its sums c[r], the
+ * rows' scales dw[r] and the columns' da. */
+static inline __attribute__((always_inline)) void drain(__m512 *acc, const int32_t (*c)[PANEL],
+                                                        const float *dw, const float *da)
+{
+    const __m512 a = _mm512_load_ps(da);
+    _Pragma("GCC unroll 16") for (int r = 0; r < TR; r++)
+    {
+        const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c[r])), _mm512_set1_ps(dw[r]));
+        acc[r] = _mm512_fmadd_ps(t, a, acc[r]);
+    }
+}
+
+/* One block's product into sums tile S and memory c: weights tile W,
+ * activations tile A. */
+#define BLOCK_PRODUCT(W, A, S, wq, pa, c)                                                        \
+    do {                                                                                         \
+        _tile_loadd(W, (wq), 32);                                                                \
+        _tile_loadd(A, (pa)->q, 64);                                                             \
+        _tile_zero(S);                                                                           \
+        _tile_dpbssd(S, W, A);                                                                   \
+        _tile_stored(S, (c), 64);                                                                \
+    } while (0)
+
+/* Rows rt .. rt + nr - 1 (nr <= 16) of out, for the np panels at pk
+ * (panel p's blocks at pk + p * pstride, n of them, whose weights are
+ * unpacked in wq, wd), columns up to ncols: out += the n blocks' steps
+ * (out = them, if `first`). */
+static void tile_panels(const int8_t (*wq)[TR][32], const float (*wd)[TR], int n, const struct act32 *pk,
+                        size_t pstride, int64_t np, int64_t ncols, float *out, size_t out_stride, int nr,
+                        int first)
+{
+    int32_t c[2][TR][PANEL] __attribute__((aligned(64)));
+    const __mmask16 rows = (__mmask16)((1u << nr) - 1);
+    for (int64_t p = 0; p < np; p++) {
+        const struct act32 *a = pk + (size_t)p * pstride;
+        const int nc = ncols - PANEL * p < PANEL ? (int)(ncols - PANEL * p) : PANEL;
+        float *o = out + (size_t)(PANEL * p) * out_stride;
+        __m512 acc[TR];
+        if (first) {
+            for (int r = 0; r < TR; r++) acc[r] = _mm512_setzero_ps();
+        } else {
+            /* out holds the sums by column: transpose them to rows */
+            __m512i col[PANEL], row[TR];
+            for (int cc = 0; cc < PANEL; cc++)
+                col[cc] = cc < nc ? _mm512_castps_si512(_mm512_maskz_loadu_ps(rows, o + (size_t)cc * out_stride))
+                                  : _mm512_setzero_si512();
+            transpose16(col, row);
+            for (int r = 0; r < TR; r++) acc[r] = _mm512_castsi512_ps(row[r]);
+        }
+        int i = 0;
+        for (; i + 2 <= n; i += 2) {
+            BLOCK_PRODUCT(0, 2, 4, wq[i], a + i, c[0]);
+            if (i) drain(acc, c[1], wd[i - 1], a[i - 1].d);
+            BLOCK_PRODUCT(1, 3, 5, wq[i + 1], a + i + 1, c[1]);
+            drain(acc, c[0], wd[i], a[i].d);
+        }
+        if (i < n) {
+            BLOCK_PRODUCT(0, 2, 4, wq[i], a + i, c[0]);
+            if (i) drain(acc, c[1], wd[i - 1], a[i - 1].d);
+            drain(acc, c[0], wd[i], a[i].d);
+        } else {
+            drain(acc, c[1], wd[i - 1], a[i - 1].d);
+        }
+        __m512i row[TR], col[PANEL];
+        for (int r = 0; r < TR; r++) row[r] = _mm512_castps_si512(acc[r]);
+        transpose16(row, col);
+        for (int cc = 0; cc < nc; cc++)
+            _mm512_mask_storeu_ps(o + (size_t)cc * out_stride, rows, _mm512_castsi512_ps(col[cc]));
+    }
+}
+
+/* The product of rows 0 .. nrows - 1 with ncols packed columns (panel p's
+ * block i at packed + p * nb + i). */
+static inline __attribute__((always_inline)) void
+packed32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed, int64_t ncols,
+         float *out, size_t out_stride, const int type)
+{
+    const int64_t nb = k / GQ_QK, np = (ncols + PANEL - 1) / PANEL;
+    int8_t wq[KB][TR][32] __attribute__((aligned(64)));
+    float wd[KB][TR];
+    _tile_loadconfig(&tile_config32);
+    for (int64_t rt = 0; rt < nrows; rt += TR) {
+        const int nr = nrows - rt < TR ? (int)(nrows - rt) : TR;
+        for (int64_t i0 = 0; i0 < nb; i0 += KB) {
+            const int n = nb - i0 < KB ? (int)(nb - i0) : KB;
+            unpack_rows(wq, wd, (const uint8_t *)w + (size_t)rt * w_stride, w_stride, nr, i0, n, type);
+            tile_panels((const int8_t(*)[TR][32])wq, (const float(*)[TR])wd, n,
+                        (const struct act32 *)packed + i0, (size_t)nb, np, ncols, out + rt, out_stride, nr,
+                        i0 == 0);
+        }
+    }
+    _tile_release();
+}
+
+/* The same on activations as gguf_matmul() takes them: each panel's blocks
+ * packed KB at a time on the stack, every row multiplied with them. */
+static inline __attribute__((always_inline)) void
+gemm32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride,
+       int64_t ncols, float *out, size_t out_stride, const int type)
+{
+    const int64_t nb = k / GQ_QK;
+    int8_t wq[KB][TR][32] __attribute__((aligned(64)));
+    float wd[KB][TR];
+    struct act32 pb[KB] __attribute__((aligned(64)));
+    _tile_loadconfig(&tile_config32);
+    for (int64_t c0 = 0; c0 < ncols; c0 += PANEL) {
+        const int nc = ncols - c0 < PANEL ? (int)(ncols - c0) : PANEL;
+        for (int64_t i0 = 0; i0 < nb; i0 += KB) {
+            const int n = nb - i0 < KB ? (int)(nb - i0) : KB;
+            pack_blocks(pb, (const uint8_t *)act + (size_t)c0 * act_stride, act_stride, nc, i0, n);
+            for (int64_t rt = 0; rt < nrows; rt += TR) {
+                const int nr = nrows - rt < TR ? (int)(nrows - rt) : TR;
+                unpack_rows(wq, wd, (const uint8_t *)w + (size_t)rt * w_stride, w_stride, nr, i0, n, type);
+                tile_panels((const int8_t(*)[TR][32])wq, (const float(*)[TR])wd, n, pb, KB, 1, nc,
+                            out + (size_t)c0 * out_stride + rt, out_stride, nr, i0 == 0);
+            }
+        }
+    }
+    _tile_release();
+}
+
+#define DEFINE_TILES32(NAME, TYPE)                                                               \
+    void gq_tiles32_##NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
+                           size_t act_stride, int64_t ncols, float *out, size_t out_stride)      \
+    {                                                                                            \
+        gemm32(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, TYPE);            \
+    }                                                                                            \
+    void gq_packed_amx_##NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows,          \
+                              const void *packed, int64_t ncols, float *out, size_t out_stride)  \
+    {                                                                                            \
+        packed32(k, w, w_stride, nrows, packed, ncols, out, out_stride, TYPE);                   \
+    }
+DEFINE_TILES32(q4_0, GGUF_T_Q4_0)
+DEFINE_TILES32(q5_0, GGUF_T_Q5_0)
+DEFINE_TILES32(q8_0, GGUF_T_Q8_0)
