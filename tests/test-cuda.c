@@ -309,6 +309,7 @@ static void check_refused(void)
     qwen_params p = qwen_params_defaults();
     p.backend = "cuda";
     p.n_ctx = 64;
+    p.n_batch = 64;
     qwen_context *ctx = NULL;
     int st = qwen_context_new(&ctx, m, &p, &err);
     CHECK(st == GGUF_E_UNSUPPORTED && strstr(err.message, "'blk.1.ffn_up.weight'") &&
