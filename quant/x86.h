@@ -187,7 +187,7 @@ static inline void transpose16(const __m512i r[16], __m512i out[16])
 
 #endif
 
-#ifdef __AMX_TILE__
+#ifdef GQ_PANEL_AMX /* the files built with -mamx-tile (quant/local.mk) */
 /* The layout ldtilecfg reads. */
 struct tile_config {
     uint8_t palette, start_row, reserved[14];
