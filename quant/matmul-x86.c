@@ -125,6 +125,54 @@ static inline float k_block_step_mins(float sum, __m256i isum, __m256i imin, flo
     return sum - dmin * ad * (float)hsum_i32(imin);
 }
 
+#ifndef __AVX512VNNI__
+/* Lane c: the sum of the 8 int32 lanes of v[c], for c < C (0 beyond):
+ * four totals in a handful of operations instead of four. */
+static inline __attribute__((always_inline)) __m128i hsum4_i32(const __m256i *v, const int C)
+{
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i a = _mm256_hadd_epi32(v[0], C > 1 ? v[1] : z);
+    const __m256i b = _mm256_hadd_epi32(C > 2 ? v[2] : z, C > 3 ? v[3] : z);
+    const __m256i t = _mm256_hadd_epi32(a, b);
+    return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+}
+
+/* The scales d of block i of activation columns 0 .. C - 1, a lane each. */
+static inline __attribute__((always_inline)) __m128 act_scales4(const uint8_t *act, size_t act_stride,
+                                                               const int C, int i)
+{
+    return _mm_setr_ps(act_block(act, act_stride, 0, i)->d,
+                       C > 1 ? act_block(act, act_stride, 1, i)->d : 0.0f,
+                       C > 2 ? act_block(act, act_stride, 2, i)->d : 0.0f,
+                       C > 3 ? act_block(act, act_stride, 3, i)->d : 0.0f);
+}
+
+/* k_block_step() and k_block_step_mins() for up to four columns at once,
+ * a column a lane: the same operations in the same order on each lane,
+ * so the same bits. */
+static inline __m128 k_block_step4(__m128 sum, __m128i isum, float d, __m128 ad)
+{
+    return _mm_add_ps(sum, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(d), ad), _mm_cvtepi32_ps(isum)));
+}
+
+static inline __m128 k_block_step4_mins(__m128 sum, __m128i isum, __m128i imin, float d, float dmin,
+                                        __m128 ad)
+{
+    sum = k_block_step4(sum, isum, d, ad);
+    return _mm_sub_ps(sum, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(dmin), ad), _mm_cvtepi32_ps(imin)));
+}
+
+/* Lane c of v to out[c * out_stride], c < C. */
+static inline __attribute__((always_inline)) void store4(float *out, size_t out_stride, __m128 v,
+                                                         const int C)
+{
+    float t[4];
+    _mm_storeu_ps(t, v);
+    UNROLL
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = t[c];
+}
+#endif
+
 #ifndef __AVX512VNNI__ /* with VNNI, the 512-bit forms below */
 /* ------------------------------------------------------------------------ */
 /* Q4_K                                                                      */
@@ -139,6 +187,7 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
     const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
     const size_t block_bytes = with_high ? sizeof(struct gq_block_q5_k) : sizeof(struct gq_block_q4_k);
     float acc[MAX_TILE];
+    __m128 acc4 = _mm_setzero_ps(); /* C > 1: the columns' sums, a lane each */
     UNROLL
     for (int c = 0; c < C; c++) acc[c] = 0.0f;
     for (int i = 0; i < nb; i++) {
@@ -187,16 +236,27 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
             for (int a = 1; a < NACC(C); a++) isum[c][0] = _mm256_add_epi32(isum[c][0], isum[c][a]);
         }
         const float d = _cvtsh_ss(w->d), dmin = _cvtsh_ss(w->dmin);
-        UNROLL
-        for (int c = 0; c < C; c++) {
-            const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
-            acc[c] = k_block_step_mins(acc[c], isum[c][0],
+        if (C == 1) {
+            const struct gq_block_q8_k *a = act_block(act, act_stride, 0, i);
+            acc[0] = k_block_step_mins(acc[0], isum[0][0],
                                        _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), mn16),
                                        d, dmin, a->d);
+            continue;
         }
+        __m256i sums[4], mins[4];
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            sums[c] = isum[c][0];
+            mins[c] = _mm256_madd_epi16(
+                _mm256_loadu_si256((const __m256i *)act_block(act, act_stride, c, i)->bsums), mn16);
+        }
+        acc4 = k_block_step4_mins(acc4, hsum4_i32(sums, C), hsum4_i32(mins, C), d, dmin,
+                                  act_scales4(act, act_stride, C, i));
     }
-    UNROLL
-    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
+    if (C == 1)
+        out[0] = acc[0];
+    else
+        store4(out, out_stride, acc4, C);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -209,6 +269,7 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
     (void)variant;
     const struct gq_block_q6_k *w = (const struct gq_block_q6_k *)row;
     float acc[MAX_TILE];
+    __m128 acc4 = _mm_setzero_ps(); /* C > 1: the columns' sums, a lane each */
     UNROLL
     for (int c = 0; c < C; c++) acc[c] = 0.0f;
     for (int i = 0; i < nb; i++, w++) {
@@ -239,16 +300,20 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
         }
         const __m256i sc16all = _mm256_cvtepi8_epi16(sc8);
         const float d = _cvtsh_ss(w->d);
+        __m256i sums[4];
         UNROLL
         for (int c = 0; c < C; c++) {
             const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
             const __m256i corr = _mm256_madd_epi16(sc16all, _mm256_loadu_si256((const __m256i *)a->bsums));
-            const __m256i t = _mm256_sub_epi32(isum[c][0], _mm256_slli_epi32(corr, 5));
-            acc[c] = k_block_step(acc[c], t, d, a->d);
+            sums[c] = _mm256_sub_epi32(isum[c][0], _mm256_slli_epi32(corr, 5));
+            if (C == 1) acc[0] = k_block_step(acc[0], sums[0], d, a->d);
         }
+        if (C > 1) acc4 = k_block_step4(acc4, hsum4_i32(sums, C), d, act_scales4(act, act_stride, C, i));
     }
-    UNROLL
-    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
+    if (C == 1)
+        out[0] = acc[0];
+    else
+        store4(out, out_stride, acc4, C);
 }
 #endif
 
