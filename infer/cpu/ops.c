@@ -146,7 +146,8 @@ void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct c
         uint64_t first[CPU_MAX_PRODUCTS + 1], chunk[CPU_MAX_PRODUCTS];
         first[0] = 0;
         for (int i = 0; i < np; i++) {
-            const uint64_t rows = p[i].w->rows, pieces = CHUNKS_PER_THREAD * (uint64_t)team_size();
+            const uint64_t rows = p[i].w->rows,
+                           pieces = (n >= 64 ? 4 : 1) * CHUNKS_PER_THREAD * (uint64_t)team_size();
             chunk[i] = ((rows + pieces - 1) / pieces + 15) / 16 * 16;
             first[i + 1] = first[i] + (rows + chunk[i] - 1) / chunk[i];
         }
