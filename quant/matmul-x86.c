@@ -14,7 +14,9 @@
  * added into int16: at most 2 * 63 * 128, no saturation) and vpmaddwd with
  * the sub-block scales as int16.  The integer sum of a block is exact.
  * For Q4_K, Q5_K and Q6_K it is totalled across the lanes and scaled and
- * added as the scalar kernels of dot.c do (k_block_step()): the same bits.
+ * added as the scalar kernels of dot.c do (k_block_step()): the same bits;
+ * without VNNI, a tile of 2 to 4 columns totals and scales them together,
+ * a column a lane (k_block_step4()), the same operations on each.
  * For the other types it is scaled and accumulated per float lane, block
  * after block, and the lanes are added at the end of the row: a different
  * order of float additions from the scalar kernels (see quant/quant.h for
