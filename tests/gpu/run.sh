@@ -25,10 +25,13 @@
 #      builds from the start, beside steps 1 to 3)
 #
 # Environment: GPU_STEPS (default "build test bench"; a later call on the
-# same machine can run "bench" alone over the first one's build), GPU_WORK
+# same machine can run "bench" alone over the first one's build; "cpu"
+# adds step 5, the CPU kernels on the GPU machine's processor), GPU_WORK
 # (scratch folder, default /tmp/gguf-gpu), JOBS (default: all cores),
 # LLAMA_BENCH, LLAMA_SRC, PEER_WAIT (seconds the bench step waits for the
-# peer's build, default 900), BENCH_SIZES, BENCH_RUNS.
+# peer's build, default 900), BENCH_SIZES, BENCH_RUNS; for step 5
+# LLAMA_CPU_BIN, CPU_LIST (default: cpu0 and a core that is not its
+# sibling), CPU_PARALLEL (default 16).
 set -u
 out=${1:?usage: tests/gpu/run.sh OUTDIR}
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -177,6 +180,37 @@ if has_step bench; then
     top_srcdir=$tree top_builddir=$build BENCH_DIR=$work/models \
         bash "$tree/tests/bench/bench-cuda.sh" > "$out/bench.txt" 2>&1 || status=1
     tee -a "$summary" < "$out/bench.txt"
+fi
+# --- 5. the CPU beside the GPU (GPU_STEPS=cpu): the machine's own
+# processor on two cores, qwen-run --device cpu against a CPU build of
+# llama.cpp (LLAMA_CPU_BIN: its bin/ folder, carried like .gpu), prompts
+# and decoding of the 1.5b, batched decoding, the 0.5b: the figures of the
+# CPU kernels on a processor this project may not otherwise reach (AMX) ---
+if has_step cpu; then
+    sib=$(cat /sys/devices/system/cpu/cpu0/topology/thread_siblings_list 2>/dev/null)
+    other=$(awk -v s="$sib" 'BEGIN { n = split(s, a, /[,-]/); for (i = 1; i <= n; i++) x[a[i]] = 1
+              for (c = 1; c < 1024; c++) if (!(c in x)) { print c; exit } }')
+    cpus=${CPU_LIST:-0,$other}
+    b=$tree/tests/bench
+    mkdir -p "$work/models"
+    make -s tests/bench/bench-mem > /dev/null 2>&1
+    (
+        # no GPU for these: qwen-run's --device auto then takes the CPU
+        export CUDA_VISIBLE_DEVICES= top_srcdir=$tree top_builddir=$build BENCH_DIR=$work/models
+        [ -n "${LLAMA_CPU_BIN:-}" ] && export LLAMA_BENCH=$LLAMA_CPU_BIN/llama-bench \
+            LD_LIBRARY_PATH=$LLAMA_CPU_BIN${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+        echo "cpus $cpus (cpu0's siblings: $sib); $(grep -m1 '^model name' /proc/cpuinfo)"
+        for p in 512 128; do
+            echo "==== 1.5b, prompt $p"
+            BENCH_PROMPT=$p taskset -c "$cpus" bash "$b/bench-qwen-run.sh"
+        done
+        echo "==== 1.5b, batched"
+        BENCH_PARALLEL=${CPU_PARALLEL:-16} BENCH_LINES=16 taskset -c "$cpus" bash "$b/bench-batched.sh"
+        ./tests/gguf-synth --size 0.5b --type q4_k_m -o "$work/models/cpu-0.5b.gguf" > /dev/null &&
+            echo "==== 0.5b, prompt 128" &&
+            BENCH_MODEL=$work/models/cpu-0.5b.gguf taskset -c "$cpus" bash "$b/bench-qwen-run.sh"
+    ) > "$out/cpu-bench.txt" 2>&1 || status=1
+    tee -a "$summary" < "$out/cpu-bench.txt"
 fi
 say "done in $(elapsed), status $status"
 exit $status
