@@ -73,15 +73,12 @@ static inline __m256i madd_acc(__m256i acc, __m256i a, __m256i b)
  * at the end, out of registers: 1536 x 1536 Q4_K weights times 128 columns,
  * one thread, 44 -> 49 GMAC/s with it (no gain for one or two columns, and
  * a loss on Q6_K's one-column products, so not there). */
+#ifndef __AVX512VNNI__
 static inline __attribute__((always_inline)) void keep_chain(__m256i *acc, const int C)
 {
-#ifndef __AVX512VNNI__
     if (C > 2) __asm__("" : "+x"(*acc));
-#else
-    (void)acc;
-    (void)C;
-#endif
 }
+#endif
 
 #ifdef __AVX512VNNI__
 /* The 8 int32 lanes a[k] + a[k + 8]. */
