@@ -201,10 +201,8 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
 {
     const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
     const size_t block_bytes = with_high ? sizeof(struct gq_block_q5_k) : sizeof(struct gq_block_q4_k);
-    float acc[MAX_TILE];
+    float acc1 = 0.0f;              /* C == 1: the column's sum */
     __m128 acc4 = _mm_setzero_ps(); /* C > 1: the columns' sums, a lane each */
-    UNROLL
-    for (int c = 0; c < C; c++) acc[c] = 0.0f;
     for (int i = 0; i < nb; i++) {
         /* Q4_K and Q5_K share d, dmin and scales; Q5_K has qh before qs */
         const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)(row + (size_t)i * block_bytes);
@@ -255,7 +253,7 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
         const float d = _cvtsh_ss(w->d), dmin = _cvtsh_ss(w->dmin);
         if (C == 1) {
             const struct gq_block_q8_k *a = act_block(act, act_stride, 0, i);
-            acc[0] = k_block_step_mins(acc[0], isum[0][0],
+            acc1 = k_block_step_mins(acc1, isum[0][0],
                                        _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->bsums), mn16),
                                        d, dmin, a->d);
             continue;
@@ -271,7 +269,7 @@ k4_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const
                                   act_scales4(act, act_stride, C, i));
     }
     if (C == 1)
-        out[0] = acc[0];
+        out[0] = acc1;
     else
         store4(out, out_stride, acc4, C);
 }
@@ -285,10 +283,8 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
 {
     (void)variant;
     const struct gq_block_q6_k *w = (const struct gq_block_q6_k *)row;
-    float acc[MAX_TILE];
+    float acc1 = 0.0f;              /* C == 1: the column's sum */
     __m128 acc4 = _mm_setzero_ps(); /* C > 1: the columns' sums, a lane each */
-    UNROLL
-    for (int c = 0; c < C; c++) acc[c] = 0.0f;
     for (int i = 0; i < nb; i++, w++) {
         const __m128i sc8 = _mm_loadu_si128((const __m128i *)w->scales);
         __m256i isum[MAX_TILE][4];
@@ -324,12 +320,12 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
             const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
             const __m256i corr = _mm256_madd_epi16(sc16all, _mm256_loadu_si256((const __m256i *)a->bsums));
             sums[c] = _mm256_sub_epi32(isum[c][0], _mm256_slli_epi32(corr, 5));
-            if (C == 1) acc[0] = k_block_step(acc[0], sums[0], d, a->d);
+            if (C == 1) acc1 = k_block_step(acc1, sums[0], d, a->d);
         }
         if (C > 1) acc4 = k_block_step4(acc4, hsum4_i32(sums, C), d, act_scales4(act, act_stride, C, i));
     }
     if (C == 1)
-        out[0] = acc[0];
+        out[0] = acc1;
     else
         store4(out, out_stride, acc4, C);
 }

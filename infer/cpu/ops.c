@@ -62,6 +62,11 @@ static int team_size(void)
  * run at different speeds, few enough that each streams a long run of
  * contiguous weights (the hardware prefetchers restart at every jump). */
 #define CHUNKS_PER_THREAD 4u
+/* Prompts (products of PROMPT_COLS columns or more) are compute-bound:
+ * four times as many pieces, so that a thread that finishes first does not
+ * wait long for the other's last one. */
+#define PROMPT_COLS 64u
+#define PROMPT_CHUNKS_PER_THREAD 16u
 
 /* Rows r0 .. r1 of w times the n vectors of in, in float, each weight row
  * dequantized once into row. */
@@ -147,7 +152,8 @@ void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct c
         first[0] = 0;
         for (int i = 0; i < np; i++) {
             const uint64_t rows = p[i].w->rows,
-                           pieces = (n >= 64 ? 4 : 1) * CHUNKS_PER_THREAD * (uint64_t)team_size();
+                           pieces = (n >= PROMPT_COLS ? PROMPT_CHUNKS_PER_THREAD : CHUNKS_PER_THREAD) *
+                                    (uint64_t)team_size();
             chunk[i] = ((rows + pieces - 1) / pieces + 15) / 16 * 16;
             first[i + 1] = first[i] + (rows + chunk[i] - 1) / chunk[i];
         }
