@@ -166,8 +166,8 @@ GQ_HIDDEN void gq_packed_amx_q6_k(int64_t k, const void *w, size_t w_stride, int
 #endif
 
 #ifdef GQ_HAVE_AVX512
-/* The amx level's one-column products of Q4_0, Q5_0 and Q8_0 (VNNI,
- * matmul-x86.c), with the steps of its tile products below: per output,
+/* The avx512 and amx levels' one-column products of Q4_0, Q5_0 and Q8_0 (VNNI,
+ * matmul-x86.c), with the steps of their tile products below: per output,
  * block after block, t = (float)isum * d_w, sum = fma(t, d_a, sum), isum
  * the block's whole integer sum. */
 GQ_HIDDEN void gq_column_whole_q4_0(int64_t k, const void *w, size_t w_stride, int64_t nrows,
@@ -180,20 +180,35 @@ GQ_HIDDEN void gq_column_whole_q8_0(int64_t k, const void *w, size_t w_stride, i
                                     const void *act, size_t act_stride, int64_t ncols, float *out,
                                     size_t out_stride);
 #endif
+#ifdef GQ_HAVE_AVX512
+/* Q4_0, Q5_0 and Q8_0 sixteen columns at a time (tiles32.c), with VNNI
+ * and, below, AMX int8 tiles: products of any number of columns, and on
+ * Q8_0 activations packed in blocks of 16 columns
+ * (gq_pack32_block_bytes() each, 64-byte multiples; panel p's block i at
+ * p * (k / 32) + i); the steps and bits of gq_column_whole_*(). */
+GQ_HIDDEN void gq_vtiles32_q4_0(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+                                size_t act_stride, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_vtiles32_q5_0(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+                                size_t act_stride, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_vtiles32_q8_0(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+                                size_t act_stride, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN size_t gq_pack32_block_bytes(void);
+GQ_HIDDEN void gq_pack32(const void *act, size_t act_stride, int64_t k, int64_t ncols, int64_t p0,
+                         int64_t p1, void *packed);
+GQ_HIDDEN void gq_packed_vnni_q4_0(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                                   const void *packed, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_packed_vnni_q5_0(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                                   const void *packed, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_packed_vnni_q8_0(int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                                   const void *packed, int64_t ncols, float *out, size_t out_stride);
+#endif
 #ifdef GQ_HAVE_AMX
-/* Q4_0, Q5_0 and Q8_0 with AMX int8 tiles (tiles32.c): products of any
- * number of columns, and on Q8_0 activations packed in blocks of 16
- * columns (gq_pack32_block_bytes() each, 64-byte multiples; panel p's
- * block i at p * (k / 32) + i), with the same bits. */
 GQ_HIDDEN void gq_tiles32_q4_0(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                                size_t act_stride, int64_t ncols, float *out, size_t out_stride);
 GQ_HIDDEN void gq_tiles32_q5_0(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                                size_t act_stride, int64_t ncols, float *out, size_t out_stride);
 GQ_HIDDEN void gq_tiles32_q8_0(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                                size_t act_stride, int64_t ncols, float *out, size_t out_stride);
-GQ_HIDDEN size_t gq_pack32_block_bytes(void);
-GQ_HIDDEN void gq_pack32(const void *act, size_t act_stride, int64_t k, int64_t ncols, int64_t p0,
-                         int64_t p1, void *packed);
 GQ_HIDDEN void gq_packed_amx_q4_0(int64_t k, const void *w, size_t w_stride, int64_t nrows,
                                   const void *packed, int64_t ncols, float *out, size_t out_stride);
 GQ_HIDDEN void gq_packed_amx_q5_0(int64_t k, const void *w, size_t w_stride, int64_t nrows,

@@ -60,7 +60,7 @@ QUANT_INTERNAL_LIBS += quant/libquant_avx512.la
 # they run only where the CPU has VNNI, which the AVX-512 level does not
 # require.
 noinst_LTLIBRARIES += quant/libquant_vnni.la
-quant_libquant_vnni_la_SOURCES = quant/matmul-x86.c quant/panel-vnni.c quant/x86.h
+quant_libquant_vnni_la_SOURCES = quant/matmul-x86.c quant/panel-vnni.c quant/tiles32.c quant/x86.h
 quant_libquant_vnni_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c -mavx512f -mavx512bw \
 	-mavx512vl -mavx512vnni
 quant_libquant_vnni_la_CPPFLAGS = $(QUANT_CPPFLAGS)

@@ -21,10 +21,12 @@
  * after block, and the lanes are added at the end of the row: a different
  * order of float additions from the scalar kernels (see quant/quant.h for
  * the bound).  With VNNI, Q4_K, Q5_K and Q6_K products of GQ_PANEL_MIN
- * columns or more go to panel-vnni.c, sixteen columns per vector; the
- * K-quant tiles take 512-bit products, Q4_0, Q5_0 and Q8_0 a pair of
- * columns to a 512-bit vector, and one-column products (the table's
- * column[]) four weight rows at a time with the weights prefetched ahead.
+ * columns or more go to panel-vnni.c, sixteen columns per vector, and
+ * Q4_0, Q5_0 and Q8_0 products of any number to tiles32.c, whose steps
+ * the one-column products of these types below take too (the table's
+ * column[]: sixteen rows at a time); the K-quant tiles take 512-bit
+ * products, and their one-column products four weight rows at a time;
+ * the weights of one-column products are prefetched ahead.
  *
  * Rows are taken ROW_BLOCK at a time, and for each such block every tile
  * of columns, so that the block's weights stay in cache while all the
@@ -441,13 +443,19 @@ static inline uint16_t kq_dmin(const uint8_t *blk, const int type)
 /* The block's integer sum in 8 lanes (exact), for the activations y and
  * their 16-sums bsums, with the mins term in *imin (Q4_K, Q5_K) or the
  * q + 32 of Q6_K taken out. */
-static inline __m256i kq_finish(__m512i isum, const struct kq512 *u, __m256i bsums, __m256i *imin,
-                                const int type)
+static inline __m256i kq_finish_m16(__m512i isum, __m256i m16, __m256i bsums, __m256i *imin,
+                                    const int type)
 {
-    const __m256i t = halves_sum(isum), c = _mm256_madd_epi16(bsums, u->m16);
+    const __m256i t = halves_sum(isum), c = _mm256_madd_epi16(bsums, m16);
     if (type == KQ_Q6_K) return _mm256_sub_epi32(t, _mm256_slli_epi32(c, 5));
     *imin = c;
     return t;
+}
+
+static inline __m256i kq_finish(__m512i isum, const struct kq512 *u, __m256i bsums, __m256i *imin,
+                                const int type)
+{
+    return kq_finish_m16(isum, u->m16, bsums, imin, type);
 }
 
 /* k4_tile() and q6k_tile() with 512-bit products: the halves of the sums
@@ -511,6 +519,7 @@ static inline const char *prefetch_start(const uint8_t *w0, size_t w_stride)
  * prefetches of a copy left out of line, whose hint is then no constant. */
 static inline __attribute__((always_inline)) void prefetch_blocks(const char *pf, int i, size_t bb)
 {
+    _Pragma("GCC unroll 16")
     for (size_t o = 0; o < 4 * bb; o += 64) _mm_prefetch(pf + (size_t)i * 4 * bb + o, _MM_HINT_T0);
 }
 
@@ -539,12 +548,113 @@ static inline __m256i sum8x8(const __m256i v[8])
                             _mm256_permute2x128_si256(q[0], q[1], 0x31));
 }
 
+/* A block unpacked for one-column products (kq_rows4()): x[p] the
+ * unsigned quants of the block's bytes 64p .. 64p + 63 as they lie (Q4_K,
+ * Q5_K: the low nibbles of qs bytes 32p .. 32p + 63, then the high ones,
+ * see kq_acts()), for vpdpbusd, whose int32 lanes then each hold the sum
+ * of four products of one sub-block (at most 4 * 63 * 128, an int16);
+ * s[q] the int16 scales of those lane sums of x[2q] and x[2q + 1] as
+ * vpackssdw interleaves them (a quarter of either per 128-bit lane); m16
+ * as in struct kq512.  Fewer operations than kq_unpack512(), whose
+ * products also serve several columns: no regrouping of the nibbles, and
+ * half as many scale vectors. */
+struct kqd {
+    __m512i x[4], s[2];
+    __m256i m16;
+};
+
+/* The int16 lanes of s[q]: lane t of 128-bit lane L = t / 8 takes the
+ * scale of the sub-block that vpackssdw put there (entries: indices of
+ * int16 scales). Q4_K, Q5_K (scales of 32): x[2q] holds sub-blocks 4q in
+ * its lanes 0-7 and 4q + 2 in 8-15, x[2q + 1] 4q + 1 and 4q + 3; Q6_K
+ * (scales of 16): x[p] holds 4p + j in lanes 4j .. 4j + 3. */
+static const uint16_t kqd_sidx[2][2][32] __attribute__((aligned(64))) = {
+    {{0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 2, 2, 2, 2, 3, 3, 3, 3},
+     {4, 4, 4, 4, 5, 5, 5, 5, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7, 6, 6, 6, 6, 7, 7, 7, 7}},
+    {{0, 0, 0, 0, 4, 4, 4, 4, 1, 1, 1, 1, 5, 5, 5, 5, 2, 2, 2, 2, 6, 6, 6, 6, 3, 3, 3, 3, 7, 7, 7, 7},
+     {8, 8, 8, 8, 12, 12, 12, 12, 9, 9, 9, 9, 13, 13, 13, 13,
+      10, 10, 10, 10, 14, 14, 14, 14, 11, 11, 11, 11, 15, 15, 15, 15}},
+};
+
+static inline __attribute__((always_inline)) struct kqd kq_unpack_dp(const uint8_t *blk, const int type)
+{
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    /* qh >> 2 in the upper 256 bits */
+    const __m512i upper2 = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+    struct kqd u;
+    if (type == KQ_Q6_K) {
+        const struct gq_block_q6_k *w = (const struct gq_block_q6_k *)blk;
+        const __m512i bits45 = _mm512_set1_epi8(0x30);
+        const __m256i sc = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w->scales));
+        u.m16 = sc;
+        UNROLL
+        for (int q = 0; q < 2; q++)
+            u.s[q] = _mm512_permutexvar_epi16(_mm512_load_si512(kqd_sidx[1][q]), _mm512_zextsi256_si512(sc));
+        UNROLL
+        for (int h = 0; h < 2; h++) {
+            const __m512i ql = _mm512_loadu_si512(w->ql + 64 * h);
+            /* qh, and qh >> 2 above it: bits 0-1 of byte l are the high
+             * bits of quant l of x[2h], bits 4-5 of x[2h + 1] */
+            const __m512i qh = _mm512_srlv_epi16(
+                _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w->qh + 32 * h))), upper2);
+            /* (a & 0x0f) | b, b holding only bits 4-5 */
+            u.x[2 * h] = _mm512_ternarylogic_epi32(
+                ql, _mm512_and_si512(_mm512_slli_epi16(qh, 4), bits45), low4, 0xec);
+            u.x[2 * h + 1] =
+                _mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), _mm512_and_si512(qh, bits45), low4, 0xec);
+        }
+        return u;
+    }
+    const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)blk;
+    const struct gq_block_q5_k *w5 = (const struct gq_block_q5_k *)blk;
+    const __m512i bit4 = _mm512_set1_epi8(0x10);
+    const uint8_t *qs = type == KQ_Q5_K ? w5->qs : w->qs;
+    __m512i hbits = type == KQ_Q5_K ? _mm512_srlv_epi16(_mm512_broadcast_i64x4(
+                                                            _mm256_loadu_si256((const __m256i *)w5->qh)),
+                                                        upper2)
+                                    : _mm512_setzero_si512();
+    const __m128i scmn = q4k_scales_mins(w->scales);
+    const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(scmn));
+    u.m16 = _mm256_cvtepu8_epi16(
+        _mm_shuffle_epi8(scmn, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
+    UNROLL
+    for (int q = 0; q < 2; q++)
+        u.s[q] = _mm512_permutexvar_epi16(_mm512_load_si512(kqd_sidx[0][q]), sc16);
+    UNROLL
+    for (int h = 0; h < 2; h++) {
+        const __m512i v = _mm512_loadu_si512(qs + 64 * h);
+        __m512i lo = _mm512_and_si512(v, low4);
+        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+        if (type == KQ_Q5_K) {
+            lo = _mm512_or_si512(lo, _mm512_and_si512(_mm512_slli_epi16(hbits, 4), bit4));
+            hi = _mm512_or_si512(hi, _mm512_and_si512(_mm512_slli_epi16(hbits, 3), bit4));
+            hbits = _mm512_srli_epi16(hbits, 4);
+        }
+        u.x[2 * h] = lo;
+        u.x[2 * h + 1] = hi;
+    }
+    return u;
+}
+
+/* The activations y (the block's bytes 64p .. 64p + 63 in y[p]) as
+ * kq_unpack_dp()'s x[p] meet them: Q4_K and Q5_K's x[2h] holds elements
+ * 128h .. 128h + 31 and 128h + 64 .. 128h + 95, x[2h + 1] the 32 after
+ * each; Q6_K's are in order. */
+static inline __attribute__((always_inline)) void kq_acts(__m512i *ya, const __m512i *y, const int type)
+{
+    UNROLL
+    for (int h = 0; h < 2; h++) {
+        ya[2 * h] = type == KQ_Q6_K ? y[2 * h] : _mm512_shuffle_i64x2(y[2 * h], y[2 * h + 1], 0x44);
+        ya[2 * h + 1] = type == KQ_Q6_K ? y[2 * h + 1] : _mm512_shuffle_i64x2(y[2 * h], y[2 * h + 1], 0xee);
+    }
+}
+
 /* out[r] = rows r (r < 4, from w0, stride w_stride) times one activation
- * column: kq_tile512() of C = 1 for four rows at once, which share the
- * activation loads, the horizontal sums (sum8x8()) and the float steps,
- * taken in the 4 lanes of a vector exactly as kq_tile512() takes them in
- * one: the same bits, and four independent chains of work per block.
- * (Q6_K's zero mins term takes nothing away: x - 0 is x.) */
+ * column: for four rows at once, which share the activation loads, the
+ * horizontal sums (sum8x8()) and the float steps, taken in the 4 lanes of
+ * a vector exactly as kq_tile512() takes them in one: the same integers
+ * (kq_unpack_dp()), the same bits, and four independent chains of work
+ * per block.  (Q6_K's zero mins term takes nothing away: x - 0 is x.) */
 static inline __attribute__((always_inline)) void
 kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const uint8_t *act, float *out, const int type)
 {
@@ -555,9 +665,10 @@ kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const uint8_t *act, float *
     for (int i = 0; i < nb; i++) {
         prefetch_blocks(pf, i, bb);
         const struct gq_block_q8_k *a = (const struct gq_block_q8_k *)act + i;
-        __m512i y[4];
+        __m512i y[4], ya[4];
         UNROLL
         for (int p = 0; p < 4; p++) y[p] = _mm512_loadu_si512(a->qs + 64 * p);
+        kq_acts(ya, y, type);
         const __m256i bsums = _mm256_loadu_si256((const __m256i *)a->bsums);
         /* per row r: v[2r] its integer sum, v[2r + 1] its mins term; the
          * halves in dd: d and dmin of each row, in the same order */
@@ -567,15 +678,14 @@ kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const uint8_t *act, float *
         for (int r = 0; r < 4; r++) {
             const uint8_t *blk = w0 + (size_t)r * w_stride + (size_t)i * bb;
             ddw[r] = (int32_t)(kq_d(blk, type) | (uint32_t)kq_dmin(blk, type) << 16);
-            const struct kq512 u = kq_unpack512(blk, type);
-            __m512i isum[2];
+            const struct kqd u = kq_unpack_dp(blk, type);
+            __m512i l[4];
             UNROLL
-            for (int p = 0; p < 4; p++) {
-                const __m512i prod = _mm512_maddubs_epi16(u.x[p], y[p]);
-                isum[p & 1] = p < 2 ? _mm512_madd_epi16(prod, u.s[p]) : _mm512_dpwssd_epi32(isum[p & 1], prod, u.s[p]);
-            }
+            for (int p = 0; p < 4; p++) l[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u.x[p], ya[p]);
+            const __m512i isum = _mm512_dpwssd_epi32(_mm512_madd_epi16(_mm512_packs_epi32(l[0], l[1]), u.s[0]),
+                                                     _mm512_packs_epi32(l[2], l[3]), u.s[1]);
             v[2 * r + 1] = _mm256_setzero_si256();
-            v[2 * r] = kq_finish(_mm512_add_epi32(isum[0], isum[1]), &u, bsums, &v[2 * r + 1], type);
+            v[2 * r] = kq_finish_m16(isum, u.m16, bsums, &v[2 * r + 1], type);
         }
         /* (d * ad) * isum and (dmin * ad) * imin per row, rounded as the
          * one-row kernel rounds them; the sums added, then the mins taken */
@@ -868,19 +978,11 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
 #endif
 
 #ifdef __AVX512VNNI__
-/* One-column products of Q4_0, Q5_0 and Q8_0: four rows at once, two to a
- * 512-bit vector (a row's 8 lanes in each half), with legacy_tile()'s
- * arithmetic lane for lane: the same bits as a column of a wider product
- * and as the dot kernels.  The weights go in as unsigned bytes u = q + o
- * (o = 8, 16, 128) and vpdpbusd starts each lane from -o times the sum of
- * its four activations, so each lane holds the integer sum of x y over
- * its four elements, exactly the dot_u8s8() lane of the tiles. */
-
-/* The upper 8 floats of v (AVX-512F). */
-static inline __m256 upper_ps(__m512 v)
-{
-    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-}
+/* One-column products of Q4_0, Q5_0 and Q8_0 (the steps of tiles32.c).
+ * The weights go in as unsigned bytes u = q + o (o = 8, 16, 128) and
+ * vpdpbusd starts each lane from -o times the sum of its four
+ * activations, so each lane holds the integer sum of x y over its four
+ * elements. */
 
 /* Rows r and r + 1, block i, as unsigned bytes (row r in the low half) and
  * their offset o. */
@@ -917,69 +1019,11 @@ static inline __m512i legacy_pair_q8_0(const uint8_t *ra, const uint8_t *rb)
     return _mm512_xor_si512(x, _mm512_set1_epi8((char)0x80));
 }
 
-/* out[r] = rows r (r < 4, from w0, stride w_stride; nb blocks of bytes bb,
- * the half d first) times the Q8_0 activations act; PAIR unpacks two rows'
- * block as unsigned bytes q + 2^log2_off. */
-static inline __attribute__((always_inline)) void
-legacy_rows4(__m512i (*pair)(const uint8_t *, const uint8_t *), const int log2_off, const size_t bb, int nb,
-             const uint8_t *w0, size_t w_stride, const uint8_t *act, float *out)
-{
-    const __m512i lanes01 = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512i lanes23 = _mm512_add_epi32(lanes01, _mm512_set1_epi32(2));
-    const char *pf = prefetch_start(w0, w_stride);
-    __m512 f01 = _mm512_setzero_ps(), f23 = _mm512_setzero_ps();
-    for (int i = 0; i < nb; i++) {
-        prefetch_blocks(pf, i, bb);
-        const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)act + i;
-        const __m512i y = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)a->qs));
-        const __m512i bias = offset_start(y, log2_off);
-        const uint8_t *b0 = w0 + (size_t)i * bb;
-        __m128i dh = _mm_setzero_si128();
-        dh = _mm_insert_epi16(dh, load_u16(b0), 0);
-        dh = _mm_insert_epi16(dh, load_u16(b0 + w_stride), 1);
-        dh = _mm_insert_epi16(dh, load_u16(b0 + 2 * w_stride), 2);
-        dh = _mm_insert_epi16(dh, load_u16(b0 + 3 * w_stride), 3);
-        const __m512 d4 = _mm512_castps128_ps512(_mm_cvtph_ps(dh));
-        const __m512 da = _mm512_set1_ps(_cvtsh_ss(a->d));
-        const __m512i s01 = _mm512_dpbusd_epi32(bias, pair(b0, b0 + w_stride), y);
-        const __m512i s23 = _mm512_dpbusd_epi32(bias, pair(b0 + 2 * w_stride, b0 + 3 * w_stride), y);
-        const __m512 t01 = _mm512_mul_ps(_mm512_cvtepi32_ps(s01), _mm512_permutexvar_ps(lanes01, d4));
-        const __m512 t23 = _mm512_mul_ps(_mm512_cvtepi32_ps(s23), _mm512_permutexvar_ps(lanes23, d4));
-        f01 = _mm512_fmadd_ps(t01, da, f01);
-        f23 = _mm512_fmadd_ps(t23, da, f23);
-    }
-    out[0] = hsum_f32(_mm512_castps512_ps256(f01));
-    out[1] = hsum_f32(upper_ps(f01));
-    out[2] = hsum_f32(_mm512_castps512_ps256(f23));
-    out[3] = hsum_f32(upper_ps(f23));
-}
-#endif
-
-#ifdef __AVX512VNNI__
-/* column_NAME(): the one-column product of legacy_rows4() with PAIR, the
- * rows past the last four by legacy_tile(). */
-#define DEFINE_COLUMN_LEGACY(NAME, PAIR, WEIGHTS, LOG2_OFF, BLOCK_TYPE)                              \
-    static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,      \
-                     size_t act_stride, int64_t ncols, float *out, size_t out_stride)                \
-    {                                                                                                \
-        (void)ncols, (void)out_stride;                                                               \
-        const int nb = (int)(k / GQ_QK);                                                             \
-        const uint8_t *wb = w;                                                                       \
-        int64_t r = 0;                                                                               \
-        for (; r + 4 <= nrows; r += 4)                                                               \
-            legacy_rows4(PAIR, LOG2_OFF, sizeof(BLOCK_TYPE), nb, wb + (size_t)r * w_stride, w_stride, act, out + r); \
-        for (; r < nrows; r++)                                                                       \
-            legacy_tile(WEIGHTS, 0, nb, wb + (size_t)r * w_stride, act, act_stride, NULL, NULL, 1, out + r, 1); \
-    }
-DEFINE_COLUMN_LEGACY(column_q4_0, legacy_pair_q4_0, q4_0_weights, 3, struct gq_block_q4_0)
-DEFINE_COLUMN_LEGACY(column_q5_0, legacy_pair_q5_0, q5_0_weights, 4, struct gq_block_q5_0)
-DEFINE_COLUMN_LEGACY(column_q8_0, legacy_pair_q8_0, q8_0_weights, 7, struct gq_block_q8_0)
-
-/* The amx level's one-column products of Q4_0, Q5_0 and Q8_0, with the
+/* The avx512 and amx levels' one-column products of Q4_0, Q5_0 and Q8_0, with the
  * steps of its tile products (tiles32.c): per output, block after block,
  * the block's whole integer sum isum, t = (float)isum * d_w, then sum =
  * fma(t, d_a, sum).  Sixteen rows at a time, a row to a lane: vpdpbusd
- * gives two rows' block in 8 lanes each (as legacy_rows4()), and eight
+ * gives two rows' block in 8 lanes each, and eight
  * such vectors fold into the sixteen block sums, in the lane order below;
  * the float steps then go down the lanes, one chain per row. */
 static inline __attribute__((always_inline)) void
@@ -990,11 +1034,19 @@ whole_rows16(__m512i (*pair)(const uint8_t *, const uint8_t *), const int log2_o
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     const uint8_t *row[16];
     for (int r = 0; r < 16; r++) row[r] = w0 + (size_t)(r < nr ? r : nr - 1) * w_stride;
+    /* the offsets of the rows' blocks in the lane order of the sums, for
+     * gathering their scales d (one vector load rather than 16 scalar
+     * ones), where they fit an int32 */
+    const int gather = 15 * w_stride <= INT32_MAX;
+    int32_t off[16];
+    for (int l = 0; l < 16; l++) off[l] = gather ? (int32_t)(row[(l & 3) * 4 + (l >> 2)] - w0) : 0;
+    const __m512i offs = _mm512_loadu_si512(off);
     /* the rows that follow, whole groups of 16 ahead (see prefetch_start()) */
     const size_t group = 16 * w_stride;
     const char *pf = (const char *)w0 + (group >= PREFETCH_AHEAD ? group : (PREFETCH_AHEAD + group - 1) / group * group);
     __m512 acc = _mm512_setzero_ps();
     for (int i = 0; i < nb; i++) {
+        _Pragma("GCC unroll 16")
         for (size_t o = 0; o < 16 * bb; o += 64) _mm_prefetch(pf + (size_t)i * 16 * bb + o, _MM_HINT_T0);
         const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)act + i;
         const __m512i y = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)a->qs));
@@ -1011,9 +1063,17 @@ whole_rows16(__m512i (*pair)(const uint8_t *, const uint8_t *), const int log2_o
         const __m512i p01 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]), _mm512_unpackhi_epi32(z[0], z[1]));
         const __m512i p23 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]), _mm512_unpackhi_epi32(z[2], z[3]));
         const __m512i s = _mm512_add_epi32(_mm512_unpacklo_epi64(p01, p23), _mm512_unpackhi_epi64(p01, p23));
-        uint16_t dh[16];
-        for (int l = 0; l < 16; l++) dh[l] = load_u16(row[(l & 3) * 4 + (l >> 2)] + at);
-        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh));
+        __m256i dh16;
+        if (gather) {
+            /* d is a block's first two bytes; the words are read whole */
+            const __m512i dh32 = _mm512_i32gather_epi32(offs, w0 + at, 1);
+            dh16 = _mm512_cvtepi32_epi16(dh32);
+        } else {
+            uint16_t dh[16];
+            for (int l = 0; l < 16; l++) dh[l] = load_u16(row[(l & 3) * 4 + (l >> 2)] + at);
+            dh16 = _mm256_loadu_si256((const __m256i *)dh);
+        }
+        const __m512 dw = _mm512_cvtph_ps(dh16);
         const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(s), dw);
         acc = _mm512_fmadd_ps(t, _mm512_set1_ps(h2f(a->d)), acc);
     }
@@ -1036,104 +1096,6 @@ DEFINE_COLUMN_WHOLE(q5_0, legacy_pair_q5_0, 4, struct gq_block_q5_0)
 DEFINE_COLUMN_WHOLE(q8_0, legacy_pair_q8_0, 7, struct gq_block_q8_0)
 #endif
 
-#ifdef __AVX512VNNI__
-/* Products of two columns or more of Q4_0, Q5_0 and Q8_0 with 512-bit
- * vectors: a pair of columns to a vector (column 2p in the low 8 lanes,
- * 2p + 1 in the high), a weight block broadcast to both halves as unsigned
- * bytes x + 2^log2_off, and vpdpbusd starting from -2^log2_off times the
- * lane's activation sums (as legacy_rows4()).  Each lane takes
- * legacy_tile()'s steps: the same bits.  The activations of a chunk of
- * blocks are laid out once per LG_ROWS rows as struct lg_pair. */
-#define LG_PAIRS 8   /* column pairs a pass takes: 16 columns */
-#define LG_CHUNK 16  /* blocks laid out at a time (24 KiB) */
-#define LG_ROWS 32   /* rows per pass over a chunk (16 KiB of sums) */
-
-struct lg_pair {
-    __m512i y;    /* the two columns' quants */
-    __m512i bias; /* -2^log2_off times the sum of each lane's four */
-    __m512 da;    /* their scales d, 8 lanes each */
-};
-
-/* Blocks i0 .. i0 + n - 1 of columns c0 .. c0 + nc - 1 (pairs past nc:
- * zeros) into lp[p * LG_CHUNK + i]. */
-static void lg_layout(struct lg_pair *lp, const uint8_t *act, size_t act_stride, int c0, int nc, int i0,
-                      int n, int log2_off)
-{
-    for (int p = 0; p < (nc + 1) / 2; p++)
-        for (int i = 0; i < n; i++) {
-            struct lg_pair *e = lp + p * LG_CHUNK + i;
-            const struct gq_block_q8_0 *a0 = (const struct gq_block_q8_0 *)(act + (size_t)(c0 + 2 * p) * act_stride) + i0 + i;
-            const int two = 2 * p + 1 < nc;
-            const struct gq_block_q8_0 *a1 = two ? (const struct gq_block_q8_0 *)((const uint8_t *)a0 + act_stride) : NULL;
-            const __m256i y0 = _mm256_loadu_si256((const __m256i *)a0->qs);
-            const __m256i y1 = two ? _mm256_loadu_si256((const __m256i *)a1->qs) : _mm256_setzero_si256();
-            e->y = _mm512_inserti64x4(_mm512_castsi256_si512(y0), y1, 1);
-            e->bias = offset_start(e->y, log2_off);
-            e->da = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_set1_ps(_cvtsh_ss(a0->d)))),
-                                                        _mm256_castps_pd(_mm256_set1_ps(two ? _cvtsh_ss(a1->d) : 0.0f)), 1));
-        }
-}
-
-static inline __attribute__((always_inline)) void
-legacy_gemm512(__m256i (*weights)(const uint8_t *, int, float *, float *), const int log2_off, int64_t k,
-               const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride,
-               int64_t ncols, float *out, size_t out_stride)
-{
-    const int nb = (int)(k / GQ_QK);
-    const uint8_t *wb = w, *ab = act;
-    const __m256i off = _mm256_set1_epi8((char)(1 << log2_off));
-    struct lg_pair lp[LG_PAIRS * LG_CHUNK];
-    __m512 run[LG_ROWS][LG_PAIRS];
-    for (int64_t c0 = 0; c0 < ncols; c0 += 2 * LG_PAIRS) {
-        const int nc = ncols - c0 < 2 * LG_PAIRS ? (int)(ncols - c0) : 2 * LG_PAIRS, np = (nc + 1) / 2;
-        for (int64_t r0 = 0; r0 < nrows; r0 += LG_ROWS) {
-            const int nr = nrows - r0 < LG_ROWS ? (int)(nrows - r0) : LG_ROWS;
-            for (int r = 0; r < nr; r++)
-                for (int p = 0; p < LG_PAIRS; p++) run[r][p] = _mm512_setzero_ps();
-            for (int i0 = 0; i0 < nb; i0 += LG_CHUNK) {
-                const int n = nb - i0 < LG_CHUNK ? nb - i0 : LG_CHUNK;
-                lg_layout(lp, ab, act_stride, (int)c0, nc, i0, n, log2_off);
-                for (int r = 0; r < nr; r++) {
-                    const uint8_t *row = wb + (size_t)(r0 + r) * w_stride;
-                    __m512 acc[LG_PAIRS];
-                    UNROLL
-                    for (int p = 0; p < LG_PAIRS; p++) acc[p] = run[r][p];
-                    for (int i = 0; i < n; i++) {
-                        float d, m;
-                        const __m512i x = _mm512_broadcast_i64x4(_mm256_add_epi8(weights(row, i0 + i, &d, &m), off));
-                        const __m512 dw = _mm512_set1_ps(d);
-                        UNROLL
-                        for (int p = 0; p < LG_PAIRS; p++) {
-                            if (p >= np) break;
-                            const struct lg_pair *e = lp + p * LG_CHUNK + i;
-                            const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(e->bias, x, e->y)), dw);
-                            acc[p] = _mm512_fmadd_ps(t, e->da, acc[p]);
-                        }
-                    }
-                    UNROLL
-                    for (int p = 0; p < LG_PAIRS; p++) run[r][p] = acc[p];
-                }
-            }
-            for (int p = 0; p < np; p++)
-                for (int r = 0; r < nr; r++) {
-                    out[(size_t)(c0 + 2 * p) * out_stride + (size_t)(r0 + r)] = hsum_f32(_mm512_castps512_ps256(run[r][p]));
-                    if (2 * p + 1 < nc)
-                        out[(size_t)(c0 + 2 * p + 1) * out_stride + (size_t)(r0 + r)] = hsum_f32(upper_ps(run[r][p]));
-                }
-        }
-    }
-}
-
-#define DEFINE_GEMM_LEGACY512(NAME, WEIGHTS, LOG2_OFF)                                                \
-    static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,      \
-                     size_t act_stride, int64_t ncols, float *out, size_t out_stride)                \
-    {                                                                                                \
-        legacy_gemm512(WEIGHTS, LOG2_OFF, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride); \
-    }
-DEFINE_GEMM_LEGACY512(gemm512_q4_0, q4_0_weights, 3)
-DEFINE_GEMM_LEGACY512(gemm512_q5_0, q5_0_weights, 4)
-DEFINE_GEMM_LEGACY512(gemm512_q8_0, q8_0_weights, 7)
-#endif
 
 /* ------------------------------------------------------------------------ */
 /* Tiling                                                                    */
@@ -1216,9 +1178,9 @@ const struct gq_matmul_kernels gq_matmul_avx2 = {
 #endif
     .gemm = {
 #ifdef __AVX512VNNI__
-        [GGUF_T_Q4_0] = gemm512_q4_0,
-        [GGUF_T_Q5_0] = gemm512_q5_0,
-        [GGUF_T_Q8_0] = gemm512_q8_0,
+        [GGUF_T_Q4_0] = gq_vtiles32_q4_0,
+        [GGUF_T_Q5_0] = gq_vtiles32_q5_0,
+        [GGUF_T_Q8_0] = gq_vtiles32_q8_0,
 #else
         [GGUF_T_Q4_0] = gemm_q4_0,
         [GGUF_T_Q5_0] = gemm_q5_0,
@@ -1234,9 +1196,9 @@ const struct gq_matmul_kernels gq_matmul_avx2 = {
     },
 #ifdef __AVX512VNNI__
     .column = {
-        [GGUF_T_Q4_0] = column_q4_0,
-        [GGUF_T_Q5_0] = column_q5_0,
-        [GGUF_T_Q8_0] = column_q8_0,
+        [GGUF_T_Q4_0] = gq_column_whole_q4_0,
+        [GGUF_T_Q5_0] = gq_column_whole_q5_0,
+        [GGUF_T_Q8_0] = gq_column_whole_q8_0,
         [GGUF_T_Q4_K] = column_q4_k,
         [GGUF_T_Q5_K] = column_q5_k,
         [GGUF_T_Q6_K] = column_q6_k,

@@ -126,6 +126,9 @@ static gq_packed_fn packed_kernel_at(int level, uint32_t wtype)
 #endif
 #ifdef GQ_HAVE_AVX512
     if (level >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni")) {
+        if (wtype == GGUF_T_Q4_0) return gq_packed_vnni_q4_0;
+        if (wtype == GGUF_T_Q5_0) return gq_packed_vnni_q5_0;
+        if (wtype == GGUF_T_Q8_0) return gq_packed_vnni_q8_0;
         if (wtype == GGUF_T_Q4_K) return gq_packed_q4_k;
         if (wtype == GGUF_T_Q5_K) return gq_packed_q5_k;
         if (wtype == GGUF_T_Q6_K) return gq_packed_q6_k;
@@ -140,10 +143,8 @@ static gq_packed_fn packed_kernel_at(int level, uint32_t wtype)
  * caller has checked that a packed kernel exists). */
 static uint64_t pack_block_bytes(uint32_t wtype)
 {
-#ifdef GQ_HAVE_AMX
-    if (act_block_size(wtype) == GQ_QK) return gq_pack32_block_bytes();
-#endif
 #ifdef GQ_HAVE_AVX512
+    if (act_block_size(wtype) == GQ_QK) return gq_pack32_block_bytes();
     return gq_panel_block_bytes();
 #else
     (void)wtype;
@@ -168,13 +169,11 @@ int gguf_matmul_pack(uint32_t wtype, const void *act, size_t act_stride, int64_t
     if (gguf_matmul_pack_size(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
     if (!act || !packed || ((uintptr_t)packed & 63) || p0 < 0 || p1 < p0 || p1 > (ncols + 15) / 16)
         return GGUF_E_INVALID;
-#ifdef GQ_HAVE_AMX
+#ifdef GQ_HAVE_AVX512
     if (act_block_size(wtype) == GQ_QK) {
         gq_pack32(act, act_stride, k, ncols, p0, p1, packed);
         return GGUF_OK;
     }
-#endif
-#ifdef GQ_HAVE_AVX512
     gq_panel_pack(act, act_stride, k, ncols, p0, p1, packed);
 #endif
     return GGUF_OK;

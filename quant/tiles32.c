@@ -1,5 +1,6 @@
 /* tiles32.c -- Q4_0, Q5_0 and Q8_0 matrix products with AMX int8 tiles
- * (the amx level): the weight types of 32-element blocks that take Q8_0
+ * (the amx level; with GQ_PANEL_AMX) or with AVX-512 VNNI (the avx512
+ * level): the weight types of 32-element blocks that take Q8_0
  * activations.
  *
  * A block's 32 weights times 32 activations is one tile product of depth
@@ -28,6 +29,21 @@
 #include "quant/dot.h"
 #include "quant/x86.h"
 
+/* Compiled twice: with AMX (gq_tiles32_*, gq_packed_amx_*) and with VNNI
+ * (gq_vtiles32_*, gq_packed_vnni_*; gq_pack32()), where each block product
+ * is vpdpbusd's, a column per int32 lane: four weight bytes of a row
+ * broadcast, as unsigned q + 128 (the sum then starts at -128 times the
+ * column's activation sum), times the same quad of sixteen columns.  The
+ * integer sums are the same, and so are the float steps (drain()) and the
+ * bits. */
+#ifdef GQ_PANEL_AMX
+#define T32_FN(name) gq_tiles32_##name
+#define T32_PACKED_FN(name) gq_packed_amx_##name
+#else
+#define T32_FN(name) gq_vtiles32_##name
+#define T32_PACKED_FN(name) gq_packed_vnni_##name
+#endif
+
 #define PANEL 16 /* activation columns per panel */
 #define TR 16    /* weight rows per tile */
 #define KB 32    /* weight blocks unpacked at a time (16 rows: 16 KiB) */
@@ -39,16 +55,25 @@ struct act32 {
 };
 _Static_assert(sizeof(struct act32) % 64 == 0, "packed blocks stay aligned");
 
+#ifdef GQ_PANEL_AMX
 /* Tiles 0, 1: weights of two blocks (16 rows of 32 bytes); 2, 3: their
  * activations (8 quads of 16 columns); 4, 5: their sums.  Static and
  * constant: every byte is there when ldtilecfg reads it. */
 static const struct tile_config tile_config32 __attribute__((aligned(64))) = {
     .palette = 1, .colsb = {32, 32, 64, 64, 64, 64}, .rows = {TR, TR, 8, 8, TR, TR}};
+#define T32_CONFIG() _tile_loadconfig(&tile_config32)
+#define T32_RELEASE() _tile_release()
+#else
+#define T32_CONFIG() ((void)0)
+#define T32_RELEASE() ((void)0)
+#endif
 
+#ifndef GQ_PANEL_AMX /* one packing for both */
 size_t gq_pack32_block_bytes(void)
 {
     return sizeof(struct act32);
 }
+#endif
 
 /* Blocks i0 .. i0 + n - 1 of columns 0 .. nc - 1 of the Q8_0 activations
  * at act into pb[0 .. n - 1] (columns past nc: zero).  Two blocks at a
@@ -80,6 +105,7 @@ static void pack_blocks(struct act32 *pb, const uint8_t *act, size_t act_stride,
     }
 }
 
+#ifndef GQ_PANEL_AMX
 void gq_pack32(const void *act, size_t act_stride, int64_t k, int64_t ncols, int64_t p0, int64_t p1,
                void *packed)
 {
@@ -91,6 +117,7 @@ void gq_pack32(const void *act, size_t act_stride, int64_t k, int64_t ncols, int
         pack_blocks(pb + p * nb, (const uint8_t *)act + (size_t)c0 * act_stride, act_stride, nc, 0, nb);
     }
 }
+#endif
 
 /* Blocks i0 .. i0 + n - 1 of the rows at w (stride w_stride; nr real ones,
  * the others zero) as signed bytes wq[i - i0][r] and scales wd[i - i0][r]. */
@@ -111,6 +138,9 @@ unpack_rows(int8_t (*wq)[TR][32], float (*wd)[TR], const uint8_t *w, size_t w_st
                 else
                     x = q8_0_weights(row, (int)(i0 + i), &d, &m);
             }
+#ifndef GQ_PANEL_AMX
+            x = _mm256_xor_si256(x, _mm256_set1_epi8((char)0x80)); /* q + 128, unsigned */
+#endif
             _mm256_store_si256((__m256i *)wq[i][r], x);
             wd[i][r] = d;
         }
@@ -130,6 +160,31 @@ static inline __attribute__((always_inline)) void drain(__m512 *acc, const int32
     }
 }
 
+/* tile_panels()' start and end of a panel: acc[r] = row r of the panel's
+ * sums in out (or 0, if `first`), and back. */
+#define T32_LOAD_ACC()                                                                           \
+    do {                                                                                         \
+        if (first) {                                                                             \
+            for (int r = 0; r < TR; r++) acc[r] = _mm512_setzero_ps();                           \
+        } else { /* out holds the sums by column: transpose them to rows */                     \
+            __m512i col_[PANEL], row_[TR];                                                       \
+            for (int cc = 0; cc < PANEL; cc++)                                                   \
+                col_[cc] = cc < nc ? _mm512_castps_si512(_mm512_maskz_loadu_ps(rows, o + (size_t)cc * out_stride)) \
+                                   : _mm512_setzero_si512();                                     \
+            transpose16(col_, row_);                                                             \
+            for (int r = 0; r < TR; r++) acc[r] = _mm512_castsi512_ps(row_[r]);                  \
+        }                                                                                        \
+    } while (0)
+#define T32_STORE_ACC()                                                                          \
+    do {                                                                                         \
+        __m512i row_[TR], col_[PANEL];                                                           \
+        for (int r = 0; r < TR; r++) row_[r] = _mm512_castps_si512(acc[r]);                      \
+        transpose16(row_, col_);                                                                 \
+        for (int cc = 0; cc < nc; cc++)                                                          \
+            _mm512_mask_storeu_ps(o + (size_t)cc * out_stride, rows, _mm512_castsi512_ps(col_[cc])); \
+    } while (0)
+
+#ifdef GQ_PANEL_AMX
 /* One block's product into sums tile S and memory c: weights tile W,
  * activations tile A. */
 #define BLOCK_PRODUCT(W, A, S, wq, pa, c)                                                        \
@@ -156,17 +211,7 @@ static void tile_panels(const int8_t (*wq)[TR][32], const float (*wd)[TR], int n
         const int nc = ncols - PANEL * p < PANEL ? (int)(ncols - PANEL * p) : PANEL;
         float *o = out + (size_t)(PANEL * p) * out_stride;
         __m512 acc[TR];
-        if (first) {
-            for (int r = 0; r < TR; r++) acc[r] = _mm512_setzero_ps();
-        } else {
-            /* out holds the sums by column: transpose them to rows */
-            __m512i col[PANEL], row[TR];
-            for (int cc = 0; cc < PANEL; cc++)
-                col[cc] = cc < nc ? _mm512_castps_si512(_mm512_maskz_loadu_ps(rows, o + (size_t)cc * out_stride))
-                                  : _mm512_setzero_si512();
-            transpose16(col, row);
-            for (int r = 0; r < TR; r++) acc[r] = _mm512_castsi512_ps(row[r]);
-        }
+        T32_LOAD_ACC();
         int i = 0;
         for (; i + 2 <= n; i += 2) {
             BLOCK_PRODUCT(0, 2, 4, wq[i], a + i, c[0]);
@@ -181,13 +226,61 @@ static void tile_panels(const int8_t (*wq)[TR][32], const float (*wd)[TR], int n
         } else {
             drain(acc, c[1], wd[i - 1], a[i - 1].d);
         }
-        __m512i row[TR], col[PANEL];
-        for (int r = 0; r < TR; r++) row[r] = _mm512_castps_si512(acc[r]);
-        transpose16(row, col);
-        for (int cc = 0; cc < nc; cc++)
-            _mm512_mask_storeu_ps(o + (size_t)cc * out_stride, rows, _mm512_castsi512_ps(col[cc]));
+        T32_STORE_ACC();
     }
 }
+
+#else
+/* Rows 0 .. 3 of acc (16 columns each) += the steps of block a times the
+ * weight rows wq, wd (bytes q + 128): the integer sums by vpdpbusd from
+ * `bias`, then drain()'s steps. */
+static inline __attribute__((always_inline)) void vnni_rows4(__m512 *acc, const int8_t (*wq)[32],
+                                                            const float *wd, const struct act32 *a,
+                                                            __m512i bias)
+{
+    __m512i s[4] = {bias, bias, bias, bias};
+    _Pragma("GCC unroll 8") for (int t = 0; t < 8; t++)
+    {
+        const __m512i y = _mm512_load_si512(a->q[t]);
+        _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)
+        {
+            int32_t q;
+            memcpy(&q, wq[r] + 4 * t, 4);
+            s[r] = _mm512_dpbusd_epi32(s[r], _mm512_set1_epi32(q), y);
+        }
+    }
+    const __m512 da = _mm512_load_ps(a->d);
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)
+    {
+        const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(s[r]), _mm512_set1_ps(wd[r]));
+        acc[r] = _mm512_fmadd_ps(t, da, acc[r]);
+    }
+}
+
+/* tile_panels() with VNNI, the same steps: per block, -128 times each
+ * column's activation sum, then four rows at a time. */
+static void tile_panels(const int8_t (*wq)[TR][32], const float (*wd)[TR], int n, const struct act32 *pk,
+                        size_t pstride, int64_t np, int64_t ncols, float *out, size_t out_stride, int nr,
+                        int first)
+{
+    const __mmask16 rows = (__mmask16)((1u << nr) - 1);
+    for (int64_t p = 0; p < np; p++) {
+        const struct act32 *a = pk + (size_t)p * pstride;
+        const int nc = ncols - PANEL * p < PANEL ? (int)(ncols - PANEL * p) : PANEL;
+        float *o = out + (size_t)(PANEL * p) * out_stride;
+        __m512 acc[TR];
+        T32_LOAD_ACC();
+        for (int i = 0; i < n; i++) {
+            __m512i sums = _mm512_setzero_si512();
+            _Pragma("GCC unroll 8") for (int t = 0; t < 8; t++)
+                sums = _mm512_dpbusd_epi32(sums, _mm512_set1_epi8(1), _mm512_load_si512(a[i].q[t]));
+            const __m512i bias = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sums, 7));
+            for (int r = 0; r < nr; r += 4) vnni_rows4(acc + r, wq[i] + r, wd[i] + r, a + i, bias);
+        }
+        T32_STORE_ACC();
+    }
+}
+#endif
 
 /* The product of rows 0 .. nrows - 1 with ncols packed columns (panel p's
  * block i at packed + p * nb + i). */
@@ -198,7 +291,7 @@ packed32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *p
     const int64_t nb = k / GQ_QK, np = (ncols + PANEL - 1) / PANEL;
     int8_t wq[KB][TR][32] __attribute__((aligned(64)));
     float wd[KB][TR];
-    _tile_loadconfig(&tile_config32);
+    T32_CONFIG();
     for (int64_t rt = 0; rt < nrows; rt += TR) {
         const int nr = nrows - rt < TR ? (int)(nrows - rt) : TR;
         for (int64_t i0 = 0; i0 < nb; i0 += KB) {
@@ -209,7 +302,7 @@ packed32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *p
                         i0 == 0);
         }
     }
-    _tile_release();
+    T32_RELEASE();
 }
 
 /* The same on activations as gguf_matmul() takes them: each panel's blocks
@@ -222,7 +315,7 @@ gemm32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act
     int8_t wq[KB][TR][32] __attribute__((aligned(64)));
     float wd[KB][TR];
     struct act32 pb[KB] __attribute__((aligned(64)));
-    _tile_loadconfig(&tile_config32);
+    T32_CONFIG();
     for (int64_t c0 = 0; c0 < ncols; c0 += PANEL) {
         const int nc = ncols - c0 < PANEL ? (int)(ncols - c0) : PANEL;
         for (int64_t i0 = 0; i0 < nb; i0 += KB) {
@@ -236,16 +329,40 @@ gemm32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act
             }
         }
     }
-    _tile_release();
+    T32_RELEASE();
 }
 
+#ifdef GQ_PANEL_AMX
+#define FEW_COLUMNS(NAME) 0
+#else
+/* With VNNI, a product of this few columns is taken a column at a time
+ * (gq_column_whole_*(), the same steps): a panel costs as much for them
+ * as for sixteen (1 thread, 896 x 896 Q5_0: 2 columns 13 GMAC/s in a
+ * panel, 22 a column at a time; 4: 22 either way; 16 columns 99). */
+#define T32_FEW 4
+#define FEW_COLUMNS(NAME)                                                                        \
+    (ncols <= T32_FEW && (few_columns(gq_column_whole_##NAME, k, w, w_stride, nrows, act, act_stride, ncols, \
+                                      out, out_stride), 1))
+
+static void few_columns(void (*column)(int64_t, const void *, size_t, int64_t, const void *, size_t, int64_t,
+                                       float *, size_t),
+                        int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+                        size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+{
+    for (int64_t c = 0; c < ncols; c++)
+        column(k, w, w_stride, nrows, (const uint8_t *)act + (size_t)c * act_stride, act_stride, 1,
+               out + (size_t)c * out_stride, out_stride);
+}
+#endif
+
 #define DEFINE_TILES32(NAME, TYPE)                                                               \
-    void gq_tiles32_##NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
+    void T32_FN(NAME)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
                            size_t act_stride, int64_t ncols, float *out, size_t out_stride)      \
     {                                                                                            \
+        if (FEW_COLUMNS(NAME)) return;                                                           \
         gemm32(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, TYPE);            \
     }                                                                                            \
-    void gq_packed_amx_##NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows,          \
+    void T32_PACKED_FN(NAME)(int64_t k, const void *w, size_t w_stride, int64_t nrows,          \
                               const void *packed, int64_t ncols, float *out, size_t out_stride)  \
     {                                                                                            \
         packed32(k, w, w_stride, nrows, packed, ncols, out, out_stride, TYPE);                   \
