@@ -34,8 +34,8 @@
  * is vpdpbusd's, a column per int32 lane: four weight bytes of a row
  * broadcast, as unsigned q + 128 (the sum then starts at -128 times the
  * column's activation sum), times the same quad of sixteen columns.  The
- * integer sums are the same, and so are the float steps (drain()) and the
- * bits. */
+ * integer sums are the same, and so are the float steps (block_step())
+ * and the bits. */
 #ifdef GQ_PANEL_AMX
 #define T32_FN(name) gq_tiles32_##name
 #define T32_PACKED_FN(name) gq_packed_amx_##name
@@ -147,18 +147,24 @@ unpack_rows(int8_t (*wq)[TR][32], float (*wd)[TR], const uint8_t *w, size_t w_st
     }
 }
 
-/* acc[r] (16 columns) += the steps of one block from its sums c[r], the
- * rows' scales dw[r] and the columns' da. */
+/* acc (a row's 16 columns) + the steps of one block from its integer sums
+ * isum, the row's scale dw and the columns' da. */
+static inline __m512 block_step(__m512 acc, __m512i isum, float dw, __m512 da)
+{
+    const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(dw));
+    return _mm512_fmadd_ps(t, da, acc);
+}
+
+#ifdef GQ_PANEL_AMX
+/* acc[r] += block_step() of the sums c[r], the rows' scales dw[r] and the
+ * columns' da. */
 static inline __attribute__((always_inline)) void drain(__m512 *acc, const int32_t (*c)[PANEL],
                                                         const float *dw, const float *da)
 {
     const __m512 a = _mm512_load_ps(da);
-    _Pragma("GCC unroll 16") for (int r = 0; r < TR; r++)
-    {
-        const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c[r])), _mm512_set1_ps(dw[r]));
-        acc[r] = _mm512_fmadd_ps(t, a, acc[r]);
-    }
+    _Pragma("GCC unroll 16") for (int r = 0; r < TR; r++) acc[r] = block_step(acc[r], _mm512_load_si512(c[r]), dw[r], a);
 }
+#endif
 
 /* tile_panels()' start and end of a panel: acc[r] = row r of the panel's
  * sums in out (or 0, if `first`), and back. */
@@ -233,7 +239,7 @@ static void tile_panels(const int8_t (*wq)[TR][32], const float (*wd)[TR], int n
 #else
 /* Rows 0 .. 3 of acc (16 columns each) += the steps of block a times the
  * weight rows wq, wd (bytes q + 128): the integer sums by vpdpbusd from
- * `bias`, then drain()'s steps. */
+ * `bias`, then block_step(). */
 static inline __attribute__((always_inline)) void vnni_rows4(__m512 *acc, const int8_t (*wq)[32],
                                                             const float *wd, const struct act32 *a,
                                                             __m512i bias)
@@ -250,11 +256,7 @@ static inline __attribute__((always_inline)) void vnni_rows4(__m512 *acc, const 
         }
     }
     const __m512 da = _mm512_load_ps(a->d);
-    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)
-    {
-        const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(s[r]), _mm512_set1_ps(wd[r]));
-        acc[r] = _mm512_fmadd_ps(t, da, acc[r]);
-    }
+    _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) acc[r] = block_step(acc[r], s[r], wd[r], da);
 }
 
 /* tile_panels() with VNNI, the same steps: per block, -128 times each
