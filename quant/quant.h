@@ -166,15 +166,16 @@ GGUF_API int gguf_matmul(uint32_t wtype, const void *w, size_t w_stride, int64_t
 
 /* Products that share their input.  An engine multiplies one input with
  * several matrices, and splits each product among threads by rows; for
- * Q4_K, Q5_K and Q6_K weights and 6 columns or more, the
- * AVX-512 VNNI and AMX kernels rearrange the activations into panels of
+ * Q4_K, Q5_K, Q6_K, Q4_0, Q5_0 and Q8_0 weights and 6 columns or more,
+ * the AVX-512 VNNI and AMX kernels rearrange the activations into panels of
  * 16 columns first, which the input can then undergo once rather than in
  * every call:
  *
  *   gguf_matmul_pack_size(wtype, k, ncols): the bytes of the packed input
  *     of ncols columns of k elements; 0 when the SIMD path in use has no
  *     packed products for wtype (or ncols < 6): use gguf_matmul() then.
- *     The packed form is the same for every weight type it serves.
+ *     The packed form is the same for Q4_K, Q5_K and Q6_K, and for Q4_0,
+ *     Q5_0 and Q8_0.
  *   gguf_matmul_pack(): packs panels p0 .. p1 - 1 (of (ncols + 15) / 16;
  *     threads may pack their shares) of activations as gguf_matmul() takes
  *     them into packed, 64-byte aligned.
