@@ -354,6 +354,42 @@ struct kq512 {
     __m256i m16;
 };
 
+/* A Q4_K (Q5_K) block's quants as bytes: x[2h] the low nibbles of qs
+ * bytes 64h .. 64h + 63 (sub-blocks 4h and 4h + 2), x[2h + 1] their high
+ * ones (4h + 1, 4h + 3), with Q5_K's fifth bits; *scmn its scales and
+ * mins (q4k_scales_mins()); returns the mins as int16, each twice, for
+ * the activations' 16-sums. */
+static inline __attribute__((always_inline)) __m256i k4_quants(__m512i *x, __m128i *scmn, const uint8_t *blk,
+                                                              const int type)
+{
+    const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)blk;
+    const struct gq_block_q5_k *w5 = (const struct gq_block_q5_k *)blk;
+    const __m512i low4 = _mm512_set1_epi8(0x0f), bit4 = _mm512_set1_epi8(0x10);
+    const uint8_t *qs = type == KQ_Q5_K ? w5->qs : w->qs;
+    /* bits 2j, 2j + 1 of qh for the nibbles of qs bytes 32j .. 32j + 31
+     * at bits 0, 1 (then 4, 5 for j + 2): qh >> 2 in the upper 256 bits */
+    __m512i hbits = type == KQ_Q5_K
+                        ? _mm512_srlv_epi16(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)w5->qh)),
+                                            _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1))
+                        : _mm512_setzero_si512();
+    UNROLL
+    for (int h = 0; h < 2; h++) {
+        const __m512i q = _mm512_loadu_si512(qs + 64 * h);
+        __m512i lo = _mm512_and_si512(q, low4);
+        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), low4);
+        if (type == KQ_Q5_K) {
+            lo = _mm512_or_si512(lo, _mm512_and_si512(_mm512_slli_epi16(hbits, 4), bit4));
+            hi = _mm512_or_si512(hi, _mm512_and_si512(_mm512_slli_epi16(hbits, 3), bit4));
+            hbits = _mm512_srli_epi16(hbits, 4);
+        }
+        x[2 * h] = lo;
+        x[2 * h + 1] = hi;
+    }
+    *scmn = q4k_scales_mins(w->scales);
+    return _mm256_cvtepu8_epi16(
+        _mm_shuffle_epi8(*scmn, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
+}
+
 /* Q4_K, Q5_K: 64 bytes of qs hold sub-blocks 4h, 4h + 2 in their low
  * nibbles and 4h + 1, 4h + 3 in their high ones; the nibbles are
  * regrouped by 128-bit lanes into the pairs of sub-blocks (2p, 2p + 1)
@@ -393,38 +429,18 @@ static inline __attribute__((always_inline)) struct kq512 kq_unpack512(const uin
         }
         return u;
     }
-    const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)blk;
-    const struct gq_block_q5_k *w5 = (const struct gq_block_q5_k *)blk;
-    const __m512i bit4 = _mm512_set1_epi8(0x10);
     /* int16 lanes 0-15 take scale 2p, lanes 16-31 scale 2p + 1 */
     const __m512i sel0 = _mm512_inserti64x4(_mm512_set1_epi16(0x0100), _mm256_set1_epi16(0x0100 + 0x0202), 1);
-    const uint8_t *qs = type == KQ_Q5_K ? w5->qs : w->qs;
-    /* bits 2j, 2j + 1 of qh for the nibbles of qs bytes 32j .. 32j + 31
-     * at bits 0, 1 (then 4, 5 for j + 2) */
-    __m512i hbits = type == KQ_Q5_K ? _mm512_srlv_epi16(_mm512_broadcast_i64x4(
-                                                            _mm256_loadu_si256((const __m256i *)w5->qh)),
-                                                        upper2)
-                                    : _mm512_setzero_si512();
-    const __m128i scmn = q4k_scales_mins(w->scales);
+    __m512i x[4];
+    __m128i scmn;
+    u.m16 = k4_quants(x, &scmn, blk, type);
     const __m512i sc16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(scmn));
-    u.m16 = _mm256_cvtepu8_epi16(
-        _mm_shuffle_epi8(scmn, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
     UNROLL
-    for (int h = 0; h < 2; h++) {
-        const __m512i q = _mm512_loadu_si512(qs + 64 * h);
-        __m512i lo = _mm512_and_si512(q, low4);
-        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), low4);
-        if (type == KQ_Q5_K) {
-            lo = _mm512_or_si512(lo, _mm512_and_si512(_mm512_slli_epi16(hbits, 4), bit4));
-            hi = _mm512_or_si512(hi, _mm512_and_si512(_mm512_slli_epi16(hbits, 3), bit4));
-            hbits = _mm512_srli_epi16(hbits, 4);
-        }
-        UNROLL
-        for (int m = 0; m < 2; m++) {
-            const int p = 2 * h + m;
-            u.x[p] = m ? _mm512_shuffle_i64x2(lo, hi, 0xee) : _mm512_shuffle_i64x2(lo, hi, 0x44);
-            u.s[p] = _mm512_shuffle_epi8(sc16, _mm512_add_epi16(sel0, _mm512_set1_epi16((short)(0x0404 * p))));
-        }
+    for (int p = 0; p < 4; p++) {
+        const int h = p / 2;
+        u.x[p] = p % 2 ? _mm512_shuffle_i64x2(x[2 * h], x[2 * h + 1], 0xee)
+                       : _mm512_shuffle_i64x2(x[2 * h], x[2 * h + 1], 0x44);
+        u.s[p] = _mm512_shuffle_epi8(sc16, _mm512_add_epi16(sel0, _mm512_set1_epi16((short)(0x0404 * p))));
     }
     return u;
 }
@@ -605,34 +621,12 @@ static inline __attribute__((always_inline)) struct kqd kq_unpack_dp(const uint8
         }
         return u;
     }
-    const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)blk;
-    const struct gq_block_q5_k *w5 = (const struct gq_block_q5_k *)blk;
-    const __m512i bit4 = _mm512_set1_epi8(0x10);
-    const uint8_t *qs = type == KQ_Q5_K ? w5->qs : w->qs;
-    __m512i hbits = type == KQ_Q5_K ? _mm512_srlv_epi16(_mm512_broadcast_i64x4(
-                                                            _mm256_loadu_si256((const __m256i *)w5->qh)),
-                                                        upper2)
-                                    : _mm512_setzero_si512();
-    const __m128i scmn = q4k_scales_mins(w->scales);
+    __m128i scmn;
+    u.m16 = k4_quants(u.x, &scmn, blk, type);
     const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(scmn));
-    u.m16 = _mm256_cvtepu8_epi16(
-        _mm_shuffle_epi8(scmn, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
     UNROLL
     for (int q = 0; q < 2; q++)
         u.s[q] = _mm512_permutexvar_epi16(_mm512_load_si512(kqd_sidx[0][q]), sc16);
-    UNROLL
-    for (int h = 0; h < 2; h++) {
-        const __m512i v = _mm512_loadu_si512(qs + 64 * h);
-        __m512i lo = _mm512_and_si512(v, low4);
-        __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
-        if (type == KQ_Q5_K) {
-            lo = _mm512_or_si512(lo, _mm512_and_si512(_mm512_slli_epi16(hbits, 4), bit4));
-            hi = _mm512_or_si512(hi, _mm512_and_si512(_mm512_slli_epi16(hbits, 3), bit4));
-            hbits = _mm512_srli_epi16(hbits, 4);
-        }
-        u.x[2 * h] = lo;
-        u.x[2 * h + 1] = hi;
-    }
     return u;
 }
 
