@@ -166,30 +166,6 @@ static inline __attribute__((always_inline)) void drain(__m512 *acc, const int32
 }
 #endif
 
-/* tile_panels()' start and end of a panel: acc[r] = row r of the panel's
- * sums in out (or 0, if `first`), and back. */
-#define T32_LOAD_ACC()                                                                           \
-    do {                                                                                         \
-        if (first) {                                                                             \
-            for (int r = 0; r < TR; r++) acc[r] = _mm512_setzero_ps();                           \
-        } else { /* out holds the sums by column: transpose them to rows */                     \
-            __m512i col_[PANEL], row_[TR];                                                       \
-            for (int cc = 0; cc < PANEL; cc++)                                                   \
-                col_[cc] = cc < nc ? _mm512_castps_si512(_mm512_maskz_loadu_ps(rows, o + (size_t)cc * out_stride)) \
-                                   : _mm512_setzero_si512();                                     \
-            transpose16(col_, row_);                                                             \
-            for (int r = 0; r < TR; r++) acc[r] = _mm512_castsi512_ps(row_[r]);                  \
-        }                                                                                        \
-    } while (0)
-#define T32_STORE_ACC()                                                                          \
-    do {                                                                                         \
-        __m512i row_[TR], col_[PANEL];                                                           \
-        for (int r = 0; r < TR; r++) row_[r] = _mm512_castps_si512(acc[r]);                      \
-        transpose16(row_, col_);                                                                 \
-        for (int cc = 0; cc < nc; cc++)                                                          \
-            _mm512_mask_storeu_ps(o + (size_t)cc * out_stride, rows, _mm512_castsi512_ps(col_[cc])); \
-    } while (0)
-
 #ifdef GQ_PANEL_AMX
 /* One block's product into sums tile S and memory c: weights tile W,
  * activations tile A. */
@@ -202,40 +178,30 @@ static inline __attribute__((always_inline)) void drain(__m512 *acc, const int32
         _tile_stored(S, (c), 64);                                                                \
     } while (0)
 
-/* Rows rt .. rt + nr - 1 (nr <= 16) of out, for the np panels at pk
- * (panel p's blocks at pk + p * pstride, n of them, whose weights are
- * unpacked in wq, wd), columns up to ncols: out += the n blocks' steps
- * (out = them, if `first`). */
-static void tile_panels(const int8_t (*wq)[TR][32], const float (*wd)[TR], int n, const struct act32 *pk,
-                        size_t pstride, int64_t np, int64_t ncols, float *out, size_t out_stride, int nr,
-                        int first)
+/* acc[r] (row r of a panel, r < nr) += the steps of the n blocks a times
+ * the weight rows wq, wd, block after block: with the tiles, the sums of
+ * a block stored while the next one's are computed. */
+static inline __attribute__((always_inline)) void panel_blocks(__m512 *acc, const int8_t (*wq)[TR][32],
+                                                              const float (*wd)[TR], int n,
+                                                              const struct act32 *a, int nr)
 {
     int32_t c[2][TR][PANEL] __attribute__((aligned(64)));
-    const __mmask16 rows = (__mmask16)((1u << nr) - 1);
-    for (int64_t p = 0; p < np; p++) {
-        const struct act32 *a = pk + (size_t)p * pstride;
-        const int nc = ncols - PANEL * p < PANEL ? (int)(ncols - PANEL * p) : PANEL;
-        float *o = out + (size_t)(PANEL * p) * out_stride;
-        __m512 acc[TR];
-        T32_LOAD_ACC();
-        int i = 0;
-        for (; i + 2 <= n; i += 2) {
-            BLOCK_PRODUCT(0, 2, 4, wq[i], a + i, c[0]);
-            if (i) drain(acc, c[1], wd[i - 1], a[i - 1].d);
-            BLOCK_PRODUCT(1, 3, 5, wq[i + 1], a + i + 1, c[1]);
-            drain(acc, c[0], wd[i], a[i].d);
-        }
-        if (i < n) {
-            BLOCK_PRODUCT(0, 2, 4, wq[i], a + i, c[0]);
-            if (i) drain(acc, c[1], wd[i - 1], a[i - 1].d);
-            drain(acc, c[0], wd[i], a[i].d);
-        } else {
-            drain(acc, c[1], wd[i - 1], a[i - 1].d);
-        }
-        T32_STORE_ACC();
+    (void)nr;
+    int i = 0;
+    for (; i + 2 <= n; i += 2) {
+        BLOCK_PRODUCT(0, 2, 4, wq[i], a + i, c[0]);
+        if (i) drain(acc, c[1], wd[i - 1], a[i - 1].d);
+        BLOCK_PRODUCT(1, 3, 5, wq[i + 1], a + i + 1, c[1]);
+        drain(acc, c[0], wd[i], a[i].d);
+    }
+    if (i < n) {
+        BLOCK_PRODUCT(0, 2, 4, wq[i], a + i, c[0]);
+        if (i) drain(acc, c[1], wd[i - 1], a[i - 1].d);
+        drain(acc, c[0], wd[i], a[i].d);
+    } else {
+        drain(acc, c[1], wd[i - 1], a[i - 1].d);
     }
 }
-
 #else
 /* Rows 0 .. 3 of acc (16 columns each) += the steps of block a times the
  * weight rows wq, wd (bytes q + 128): the integer sums by vpdpbusd from
@@ -259,8 +225,26 @@ static inline __attribute__((always_inline)) void vnni_rows4(__m512 *acc, const 
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) acc[r] = block_step(acc[r], s[r], wd[r], da);
 }
 
-/* tile_panels() with VNNI, the same steps: per block, -128 times each
- * column's activation sum, then four rows at a time. */
+/* panel_blocks() with VNNI, the same steps: per block, -128 times each
+ * column's activation sum, then the rows four at a time. */
+static inline __attribute__((always_inline)) void panel_blocks(__m512 *acc, const int8_t (*wq)[TR][32],
+                                                              const float (*wd)[TR], int n,
+                                                              const struct act32 *a, int nr)
+{
+    for (int i = 0; i < n; i++) {
+        __m512i sums = _mm512_setzero_si512();
+        _Pragma("GCC unroll 8") for (int t = 0; t < 8; t++)
+            sums = _mm512_dpbusd_epi32(sums, _mm512_set1_epi8(1), _mm512_load_si512(a[i].q[t]));
+        const __m512i bias = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sums, 7));
+        for (int r = 0; r < nr; r += 4) vnni_rows4(acc + r, wq[i] + r, wd[i] + r, a + i, bias);
+    }
+}
+#endif
+
+/* Rows rt .. rt + nr - 1 (nr <= 16) of out, for the np panels at pk
+ * (panel p's blocks at pk + p * pstride, n of them, whose weights are
+ * unpacked in wq, wd), columns up to ncols: out += the n blocks' steps
+ * (out = them, if `first`). */
 static void tile_panels(const int8_t (*wq)[TR][32], const float (*wd)[TR], int n, const struct act32 *pk,
                         size_t pstride, int64_t np, int64_t ncols, float *out, size_t out_stride, int nr,
                         int first)
@@ -271,18 +255,25 @@ static void tile_panels(const int8_t (*wq)[TR][32], const float (*wd)[TR], int n
         const int nc = ncols - PANEL * p < PANEL ? (int)(ncols - PANEL * p) : PANEL;
         float *o = out + (size_t)(PANEL * p) * out_stride;
         __m512 acc[TR];
-        T32_LOAD_ACC();
-        for (int i = 0; i < n; i++) {
-            __m512i sums = _mm512_setzero_si512();
-            _Pragma("GCC unroll 8") for (int t = 0; t < 8; t++)
-                sums = _mm512_dpbusd_epi32(sums, _mm512_set1_epi8(1), _mm512_load_si512(a[i].q[t]));
-            const __m512i bias = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sums, 7));
-            for (int r = 0; r < nr; r += 4) vnni_rows4(acc + r, wq[i] + r, wd[i] + r, a + i, bias);
+        if (first) {
+            for (int r = 0; r < TR; r++) acc[r] = _mm512_setzero_ps();
+        } else {
+            /* out holds the sums by column: transpose them to rows */
+            __m512i col[PANEL], row[TR];
+            for (int cc = 0; cc < PANEL; cc++)
+                col[cc] = cc < nc ? _mm512_castps_si512(_mm512_maskz_loadu_ps(rows, o + (size_t)cc * out_stride))
+                                  : _mm512_setzero_si512();
+            transpose16(col, row);
+            for (int r = 0; r < TR; r++) acc[r] = _mm512_castsi512_ps(row[r]);
         }
-        T32_STORE_ACC();
+        panel_blocks(acc, wq, wd, n, a, nr);
+        __m512i row[TR], col[PANEL];
+        for (int r = 0; r < TR; r++) row[r] = _mm512_castps_si512(acc[r]);
+        transpose16(row, col);
+        for (int cc = 0; cc < nc; cc++)
+            _mm512_mask_storeu_ps(o + (size_t)cc * out_stride, rows, _mm512_castsi512_ps(col[cc]));
     }
 }
-#endif
 
 /* The product of rows 0 .. nrows - 1 with ncols packed columns (panel p's
  * block i at packed + p * nb + i). */
