@@ -141,12 +141,19 @@ static int cpu_open(void **impl, const qwen_model *m, const qwen_params *p, gguf
                                 cb);
         ok = s->act[k] != NULL;
     }
-    /* The packed input of the K-quant products (about 4.8 KiB per 256
-     * elements and 16 columns: 5.3 MiB for 512 tokens of Qwen2.5-1.5B's
-     * 8960-wide feed-forward input), at SIMD levels that have them. */
-    if (ok && s->act_wtype[CPU_ACT_Q8_K] != GGUF_T_COUNT) {
-        const size_t need = gguf_matmul_pack_size(GGUF_T_Q4_K, (int64_t)((row + 255) / 256 * 256),
-                                                  (int64_t)nb);
+    /* The packed input of the products that have packed forms (K-quants:
+     * about 4.8 KiB per 256 elements and 16 columns, 5.3 MiB for 512
+     * tokens of Qwen2.5-1.5B's 8960-wide feed-forward input; Q4_0, Q5_0,
+     * Q8_0: 4.5 KiB), at SIMD levels that have them: room for either. */
+    if (ok) {
+        const int64_t width = (int64_t)((row + 255) / 256 * 256);
+        size_t need = 0;
+        if (s->act_wtype[CPU_ACT_Q8_K] != GGUF_T_COUNT)
+            need = gguf_matmul_pack_size(GGUF_T_Q4_K, width, (int64_t)nb);
+        if (s->act_wtype[CPU_ACT_Q8_0] != GGUF_T_COUNT) {
+            const size_t n32 = gguf_matmul_pack_size(GGUF_T_Q8_0, width, (int64_t)nb);
+            if (n32 > need) need = n32;
+        }
         if (need) {
             s->packed = aligned_alloc(64, (need + 63) / 64 * 64);
             s->packed_cap = need;

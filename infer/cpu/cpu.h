@@ -47,9 +47,9 @@ struct cpu_state {
     void *act[CPU_N_ACT];   /* (act_size(widest input), n_batch) a product's quantized
                              * input, per activation type the model's matrices use */
     uint32_t act_wtype[CPU_N_ACT]; /* a weight type of each activation type, for sizes */
-    void *packed;           /* (gguf_matmul_pack_size() of the widest input, n_batch) the
-                             * Q8_K input packed once for the products that take it
-                             * (quant.h), 64-byte aligned; NULL: none at this SIMD level */
+    void *packed;           /* (gguf_matmul_pack_size() of the widest input, n_batch) a
+                             * Q8_K or Q8_0 input packed once for the products that take
+                             * it (quant.h), 64-byte aligned; NULL: none at this SIMD level */
     size_t packed_cap;
     int plain;              /* 1: every product in float over dequantized rows */
     int n_threads;

@@ -128,16 +128,18 @@ void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct c
         need[k] = p[i].w->type;
         stride[k] = gguf_matmul_act_size(p[i].w->type, (int64_t)cols);
     }
-    /* Q4_K, Q5_K and Q6_K products of many columns share one packing of
-     * their Q8_K input (quant.h), made once here rather than in every
-     * call of every thread. */
-    int packed[CPU_MAX_PRODUCTS] = {0}, any_packed = 0;
+    /* Products of many columns that take the same quantized input (Q4_K,
+     * Q5_K and Q6_K: Q8_K; Q4_0, Q5_0 and Q8_0: Q8_0) share one packing
+     * of it (quant.h), made once here rather than in every call of every
+     * thread: that of the first such product's input. */
+    int packed[CPU_MAX_PRODUCTS] = {0}, any_packed = 0, pack_k = -1;
     uint32_t pack_type = GGUF_T_COUNT;
-    for (int i = 0; i < np && s->packed && need[CPU_ACT_Q8_K] != GGUF_T_COUNT; i++) {
+    for (int i = 0; i < np && s->packed && !s->plain; i++) {
         const size_t bytes = gguf_matmul_pack_size(p[i].w->type, (int64_t)cols, n);
-        if (cpu_act_index(gguf_matmul_act_type(p[i].w->type)) == CPU_ACT_Q8_K && bytes &&
-            bytes <= s->packed_cap) {
+        const int k = cpu_act_index(gguf_matmul_act_type(p[i].w->type));
+        if (bytes && bytes <= s->packed_cap && (pack_k < 0 || k == pack_k)) {
             packed[i] = any_packed = 1;
+            pack_k = k;
             pack_type = p[i].w->type;
         }
     }
@@ -166,8 +168,8 @@ void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct c
         if (any_packed) {
 #pragma omp for schedule(static)
             for (int64_t pn = 0; pn < n_panels; pn++) {
-                int st = gguf_matmul_pack(pack_type, s->act[CPU_ACT_Q8_K], stride[CPU_ACT_Q8_K],
-                                          (int64_t)cols, n, pn, pn + 1, s->packed);
+                int st = gguf_matmul_pack(pack_type, s->act[pack_k], stride[pack_k], (int64_t)cols, n,
+                                          pn, pn + 1, s->packed);
                 assert(st == GGUF_OK);
                 (void)st;
             }
