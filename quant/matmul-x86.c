@@ -459,19 +459,12 @@ static inline uint16_t kq_dmin(const uint8_t *blk, const int type)
 /* The block's integer sum in 8 lanes (exact), for the activations y and
  * their 16-sums bsums, with the mins term in *imin (Q4_K, Q5_K) or the
  * q + 32 of Q6_K taken out. */
-static inline __m256i kq_finish_m16(__m512i isum, __m256i m16, __m256i bsums, __m256i *imin,
-                                    const int type)
+static inline __m256i kq_finish(__m512i isum, __m256i m16, __m256i bsums, __m256i *imin, const int type)
 {
     const __m256i t = halves_sum(isum), c = _mm256_madd_epi16(bsums, m16);
     if (type == KQ_Q6_K) return _mm256_sub_epi32(t, _mm256_slli_epi32(c, 5));
     *imin = c;
     return t;
-}
-
-static inline __m256i kq_finish(__m512i isum, const struct kq512 *u, __m256i bsums, __m256i *imin,
-                                const int type)
-{
-    return kq_finish_m16(isum, u->m16, bsums, imin, type);
 }
 
 /* k4_tile() and q6k_tile() with 512-bit products: the halves of the sums
@@ -506,7 +499,7 @@ kq_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, co
             for (int a = 1; a < NACC(C); a++) isum[c][0] = _mm512_add_epi32(isum[c][0], isum[c][a]);
             const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
             __m256i imin;
-            const __m256i t = kq_finish(isum[c][0], &u, _mm256_loadu_si256((const __m256i *)a->bsums), &imin, type);
+            const __m256i t = kq_finish(isum[c][0], u.m16, _mm256_loadu_si256((const __m256i *)a->bsums), &imin, type);
             acc[c] = type == KQ_Q6_K ? k_block_step(acc[c], t, d, a->d)
                                      : k_block_step_mins(acc[c], t, imin, d, dmin, a->d);
         }
@@ -679,7 +672,7 @@ kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const uint8_t *act, float *
             const __m512i isum = _mm512_dpwssd_epi32(_mm512_madd_epi16(_mm512_packs_epi32(l[0], l[1]), u.s[0]),
                                                      _mm512_packs_epi32(l[2], l[3]), u.s[1]);
             v[2 * r + 1] = _mm256_setzero_si256();
-            v[2 * r] = kq_finish_m16(isum, u.m16, bsums, &v[2 * r + 1], type);
+            v[2 * r] = kq_finish(isum, u.m16, bsums, &v[2 * r + 1], type);
         }
         /* (d * ad) * isum and (dmin * ad) * imin per row, rounded as the
          * one-row kernel rounds them; the sums added, then the mins taken */
@@ -1031,7 +1024,7 @@ whole_rows16(__m512i (*pair)(const uint8_t *, const uint8_t *), const int log2_o
     /* the offsets of the rows' blocks in the lane order of the sums, for
      * gathering their scales d (one vector load rather than 16 scalar
      * ones), where they fit an int32 */
-    const int gather = 15 * w_stride <= INT32_MAX;
+    const int gather = w_stride <= INT32_MAX / 15;
     int32_t off[16];
     for (int l = 0; l < 16; l++) off[l] = gather ? (int32_t)(row[(l & 3) * 4 + (l >> 2)] - w0) : 0;
     const __m512i offs = _mm512_loadu_si512(off);

@@ -325,17 +325,15 @@ gemm32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act
     T32_RELEASE();
 }
 
-#ifdef GQ_PANEL_AMX
-#define FEW_COLUMNS(NAME) 0
-#else
-/* With VNNI, a product of this few columns is taken a column at a time
- * (gq_column_whole_*(), the same steps): a panel costs as much for them
- * as for sixteen (1 thread, 896 x 896 Q5_0: 2 columns 13 GMAC/s in a
+/* With VNNI, a product of T32_FEW columns or fewer is taken a column at a
+ * time (gq_column_whole_*(), the same steps): a panel costs as much for
+ * them as for sixteen (1 thread, 896 x 896 Q5_0: 2 columns 13 GMAC/s in a
  * panel, 22 a column at a time; 4: 22 either way; 16 columns 99). */
+#ifdef GQ_PANEL_AMX
+#define T32_FEW 0
+#else
 #define T32_FEW 4
-#define FEW_COLUMNS(NAME)                                                                        \
-    (ncols <= T32_FEW && (few_columns(gq_column_whole_##NAME, k, w, w_stride, nrows, act, act_stride, ncols, \
-                                      out, out_stride), 1))
+#endif
 
 static void few_columns(void (*column)(int64_t, const void *, size_t, int64_t, const void *, size_t, int64_t,
                                        float *, size_t),
@@ -346,14 +344,16 @@ static void few_columns(void (*column)(int64_t, const void *, size_t, int64_t, c
         column(k, w, w_stride, nrows, (const uint8_t *)act + (size_t)c * act_stride, act_stride, 1,
                out + (size_t)c * out_stride, out_stride);
 }
-#endif
 
 #define DEFINE_TILES32(NAME, TYPE)                                                               \
     void T32_FN(NAME)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
                            size_t act_stride, int64_t ncols, float *out, size_t out_stride)      \
     {                                                                                            \
-        if (FEW_COLUMNS(NAME)) return;                                                           \
-        gemm32(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, TYPE);            \
+        if (ncols <= T32_FEW)                                                                    \
+            few_columns(gq_column_whole_##NAME, k, w, w_stride, nrows, act, act_stride, ncols, out, \
+                        out_stride);                                                             \
+        else                                                                                     \
+            gemm32(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, TYPE);        \
     }                                                                                            \
     void T32_PACKED_FN(NAME)(int64_t k, const void *w, size_t w_stride, int64_t nrows,          \
                               const void *packed, int64_t ncols, float *out, size_t out_stride)  \
