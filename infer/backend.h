@@ -40,14 +40,15 @@ typedef struct qwen_backend {
      * into buf (cap bytes, NUL-terminated). */
     void (*describe)(const void *impl, char *buf, size_t cap);
     void (*close)(void *impl);
-    /* What the state holds: kv_cache, compute and device of *out (the rest
-     * is context.c's), counted as allocated. */
+    /* What the state holds: kv_cache, compute, repacked and device of *out
+     * (the rest is context.c's), counted as allocated. */
     void (*memory)(const void *impl, qwen_memory *out);
     /* What open() would allocate, as memory() would then report it, for
      * configuration c, whose matrices (each a product's weights) have the
-     * n_types types types[], with parameters p (checked, resolved);
+     * n_types types types[], those of type types[i] with 4 rows or more
+     * bytes[i] bytes in all, with parameters p (checked, resolved);
      * NULL: the backend cannot say. */
-    void (*estimate)(const qwen_config *c, const uint32_t *types, size_t n_types,
+    void (*estimate)(const qwen_config *c, const uint32_t *types, const uint64_t *bytes, size_t n_types,
                      const qwen_params *p, qwen_memory *out);
     /* The keys and values of positions 0 .. n-1 of sequence seq (checked:
      * n at most its length for get, n_ctx for set) copied to buf or from

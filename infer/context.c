@@ -70,7 +70,7 @@ int qwen_default_threads(void)
 
 qwen_params qwen_params_defaults(void)
 {
-    qwen_params p = {"cpu", DEFAULT_CTX, 1, DEFAULT_BATCH, 0, 0, 0, NULL, NULL};
+    qwen_params p = {"cpu", DEFAULT_CTX, 1, DEFAULT_BATCH, 0, 0, 0, 0, NULL, NULL};
     return p;
 }
 
@@ -259,6 +259,7 @@ int qwen_estimate(const gguf_split *set, qwen_params *p, qwen_memory *out, gguf_
     if (p->n_threads == 0) p->n_threads = qwen_default_threads();
     /* The types of the matrices, each once. */
     uint32_t types[GGUF_T_COUNT];
+    uint64_t bytes[GGUF_T_COUNT];
     size_t n_types = 0;
     uint64_t count = gguf_split_tensor_count(set);
     for (uint64_t i = 0; i < count; i++) {
@@ -266,9 +267,10 @@ int qwen_estimate(const gguf_split *set, qwen_params *p, qwen_memory *out, gguf_
         if (!is_matrix(set, t) || t->type >= GGUF_T_COUNT) continue;
         size_t k = 0;
         while (k < n_types && types[k] != t->type) k++;
-        if (k == n_types) types[n_types++] = t->type;
+        if (k == n_types) types[n_types] = t->type, bytes[n_types++] = 0;
+        if (t->ne[1] >= 4) bytes[k] += t->size;
     }
-    be->estimate(&c, types, n_types, p, out);
+    be->estimate(&c, types, bytes, n_types, p, out);
     out->weights = weight_bytes(set);
     out->host = host_bytes(&c, p);
     return GGUF_OK;

@@ -49,6 +49,9 @@ typedef struct qwen_params {
     int n_threads;          /* 0: OpenMP's default (omp_get_max_threads()) */
     int plain;              /* 1: every product in float over dequantized weight rows,
                              * the slow reference of the quantized path */
+    int no_repack;          /* 1: the CPU backend multiplies the mapped rows as they
+                             * are, rather than copies of the matrices the SIMD level
+                             * reads faster interleaved (qwen_memory.repacked) */
     /* Called now and then while a backend copies the weights to its device
      * (bytes done of total; done == total last); NULL: none. */
     void (*progress)(void *user, uint64_t done, uint64_t total);
@@ -114,6 +117,9 @@ typedef struct qwen_memory {
     uint64_t kv_cache;      /* keys and values of n_seq sequences of n_ctx positions (F16) */
     uint64_t compute;       /* the backend's buffers: a batch's activations, quantized
                              * inputs and per-thread scratch */
+    uint64_t repacked;      /* of the weights, those the CPU backend copied into its own
+                             * memory in another layout (quant.h's interleaved rows); their
+                             * mapped pages are given back */
     uint64_t host;          /* the context's own: logits of n_outputs entries, bookkeeping */
     uint64_t device;        /* device memory a GPU backend holds (its weights, cache and
                              * buffers together); 0 on the CPU */

@@ -74,6 +74,9 @@ typedef struct qwen_matrix {
     uint64_t cols;          /* ne0 */
     uint64_t rows;          /* ne1 */
     size_t row_bytes;
+    const void *il;         /* the same rows interleaved for the SIMD level in use
+                             * (gguf_interleave_rows()), in a CPU backend's copy of
+                             * the weights; NULL in the model's */
 } qwen_matrix;
 
 /* One transformer block.  Vectors are F32, read in place; those the

@@ -139,6 +139,36 @@ extern GQ_HIDDEN const struct gq_matmul_kernels gq_matmul_amx;
 /* Products of this many columns or more go to the panel kernels. */
 #define GQ_PANEL_MIN 6
 
+/* Interleaved rows (gguf_matmul_il(), quant.h): rows r < whole (a
+ * multiple of GQ_IL_ROWS, counted from w) lie in groups of GQ_IL_ROWS
+ * whose blocks alternate, block i of the group's rows side by side, so
+ * that a one-column product reads one stream; the rows from whole on are
+ * plain.  Where row r's block i (of bb bytes) lies, w_stride being the
+ * bytes of a row: */
+#define GQ_IL_ROWS 4
+static inline const uint8_t *gq_il_block(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r,
+                                         int64_t i, size_t bb)
+{
+    if (r < whole)
+        return w + (size_t)(r - r % GQ_IL_ROWS) * w_stride + ((size_t)i * GQ_IL_ROWS + (size_t)(r % GQ_IL_ROWS)) * bb;
+    return w + (size_t)r * w_stride + (size_t)i * bb;
+}
+
+#ifdef GQ_HAVE_AVX512
+/* Q4_K, Q5_K and Q6_K products on interleaved rows below `whole` (VNNI):
+ * gq_matmul_il() any number of columns (matmul-x86.c), gq_panel_il()
+ * GQ_PANEL_MIN or more and gq_packed_il() on packed activations
+ * (panel-vnni.c); the bits of the same products on plain rows. */
+GQ_HIDDEN void gq_matmul_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
+                            int64_t nrows, const void *act, size_t act_stride, int64_t ncols, float *out,
+                            size_t out_stride);
+GQ_HIDDEN void gq_panel_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
+                           int64_t nrows, const void *act, size_t act_stride, int64_t ncols, float *out,
+                           size_t out_stride);
+GQ_HIDDEN void gq_packed_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
+                            int64_t nrows, const void *packed, int64_t ncols, float *out, size_t out_stride);
+#endif
+
 /* Products on packed activations (gguf_matmul_pack(), panel-vnni.c): the
  * bytes of one packed block of 16 columns, the packing of panels p0 ..
  * p1 - 1, and the Q4_K, Q5_K and Q6_K products (VNNI, and with AMX), the

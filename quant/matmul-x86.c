@@ -468,16 +468,17 @@ static inline __m256i kq_finish(__m512i isum, __m256i m16, __m256i bsums, __m256
 }
 
 /* k4_tile() and q6k_tile() with 512-bit products: the halves of the sums
- * are added into their 8 lanes, which then hold the same numbers. */
+ * are added into their 8 lanes, which then hold the same numbers.  Block i
+ * of the row at row + i * bstep. */
 static inline __attribute__((always_inline)) void
-kq_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
-           float *out, size_t out_stride, const int type)
+kq_tile512s(int nb, const uint8_t *row, size_t bstep, const uint8_t *act, size_t act_stride, const int C,
+            float *out, size_t out_stride, const int type)
 {
     float acc[MAX_TILE];
     UNROLL
     for (int c = 0; c < C; c++) acc[c] = 0.0f;
     for (int i = 0; i < nb; i++) {
-        const uint8_t *blk = row + (size_t)i * kq_block_bytes(type);
+        const uint8_t *blk = row + (size_t)i * bstep;
         const struct kq512 u = kq_unpack512(blk, type);
         __m512i isum[MAX_TILE][4];
         UNROLL
@@ -506,6 +507,14 @@ kq_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, co
     }
     UNROLL
     for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
+}
+
+/* The same on a plain row. */
+static inline __attribute__((always_inline)) void
+kq_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
+           float *out, size_t out_stride, const int type)
+{
+    kq_tile512s(nb, row, kq_block_bytes(type), act, act_stride, C, out, out_stride, type);
 }
 
 /* How far ahead (bytes) a one-column product asks for its weights: the
@@ -636,21 +645,23 @@ static inline __attribute__((always_inline)) void kq_acts(__m512i *ya, const __m
     }
 }
 
-/* out[r] = rows r (r < 4, from w0, stride w_stride) times one activation
- * column: for four rows at once, which share the activation loads, the
+/* out[r] = rows r (r < 4, from w0, stride w_stride; il: a group of
+ * interleaved rows, see gq_il_block()) times one activation column: for four rows at once, which share the activation loads, the
  * horizontal sums (sum8x8()) and the float steps, taken in the 4 lanes of
  * a vector exactly as kq_tile512() takes them in one: the same integers
  * (kq_unpack_dp()), the same bits, and four independent chains of work
  * per block.  (Q6_K's zero mins term takes nothing away: x - 0 is x.) */
 static inline __attribute__((always_inline)) void
-kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const uint8_t *act, float *out, const int type)
+kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const int il, const uint8_t *act, float *out,
+         const int type)
 {
     const __m256i even_odd = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
     const size_t bb = kq_block_bytes(type);
+    const size_t rstep = il ? bb : w_stride, bstep = il ? GQ_IL_ROWS * bb : bb;
     const char *pf = prefetch_start(w0, w_stride);
     __m128 acc = _mm_setzero_ps();
     for (int i = 0; i < nb; i++) {
-        prefetch_blocks(pf, i, bb);
+        if (!il) prefetch_blocks(pf, i, bb);
         const struct gq_block_q8_k *a = (const struct gq_block_q8_k *)act + i;
         __m512i y[4], ya[4];
         UNROLL
@@ -663,7 +674,7 @@ kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const uint8_t *act, float *
         int32_t ddw[4];
         UNROLL
         for (int r = 0; r < 4; r++) {
-            const uint8_t *blk = w0 + (size_t)r * w_stride + (size_t)i * bb;
+            const uint8_t *blk = w0 + (size_t)r * rstep + (size_t)i * bstep;
             ddw[r] = (int32_t)(kq_d(blk, type) | (uint32_t)kq_dmin(blk, type) << 16);
             const struct kqd u = kq_unpack_dp(blk, type);
             __m512i l[4];
@@ -694,7 +705,7 @@ kq_column(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *
     const int nb = (int)(k / GQ_QK_K);
     const uint8_t *wb = w;
     int64_t r = 0;
-    for (; r + 4 <= nrows; r += 4) kq_rows4(nb, wb + (size_t)r * w_stride, w_stride, act, out + r, type);
+    for (; r + 4 <= nrows; r += 4) kq_rows4(nb, wb + (size_t)r * w_stride, w_stride, 0, act, out + r, type);
     for (; r < nrows; r++) kq_tile512(nb, wb + (size_t)r * w_stride, act, 0, 1, out + r, 0, type);
 }
 
@@ -708,6 +719,52 @@ kq_column(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *
 DEFINE_COLUMN(column_q4_k, KQ_Q4_K)
 DEFINE_COLUMN(column_q5_k, KQ_Q5_K)
 DEFINE_COLUMN(column_q6_k, KQ_Q6_K)
+
+/* Products on interleaved rows below whole (gq_il_block()): one column a
+ * group of four rows at a time, reading one stream (the hardware
+ * prefetchers follow it; software prefetches only got in their way),
+ * 2 .. GQ_PANEL_MIN - 1 columns row by row, more on the panels; each
+ * with the integers and bits of its plain-row kernel. */
+static inline __attribute__((always_inline)) void
+kq_matmul_il(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const uint8_t *act,
+             size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type)
+{
+    const int nb = (int)(k / GQ_QK_K);
+    const size_t bb = kq_block_bytes(type);
+    if (ncols == 1) {
+        int64_t r = 0;
+        for (; r + 4 <= whole; r += 4) kq_rows4(nb, w + (size_t)r * w_stride, w_stride, 1, act, out + r, type);
+        for (; r < nrows; r++) kq_tile512(nb, w + (size_t)r * w_stride, act, 0, 1, out + r, 0, type);
+        return;
+    }
+    for (int64_t r = 0; r < nrows; r++) { /* ncols < GQ_PANEL_MIN <= MAX_TILE: one tile */
+        const uint8_t *row = gq_il_block(w, w_stride, whole, r, 0, bb);
+        const size_t bstep = r < whole ? GQ_IL_ROWS * bb : bb;
+        switch (ncols) {
+        case 2: kq_tile512s(nb, row, bstep, act, act_stride, 2, out + r, out_stride, type); break;
+        case 3: kq_tile512s(nb, row, bstep, act, act_stride, 3, out + r, out_stride, type); break;
+        case 4: kq_tile512s(nb, row, bstep, act, act_stride, 4, out + r, out_stride, type); break;
+        case 5: kq_tile512s(nb, row, bstep, act, act_stride, 5, out + r, out_stride, type); break;
+        default: break;
+        }
+    }
+}
+
+void gq_matmul_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                  const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+{
+    _Static_assert(GQ_PANEL_MIN - 1 <= MAX_TILE, "few columns make one tile");
+    if (ncols >= GQ_PANEL_MIN) {
+        gq_panel_il(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
+        return;
+    }
+    if (wtype == GGUF_T_Q4_K)
+        kq_matmul_il(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q4_K);
+    else if (wtype == GGUF_T_Q5_K)
+        kq_matmul_il(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q5_K);
+    else
+        kq_matmul_il(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q6_K);
+}
 #endif
 
 /* ------------------------------------------------------------------------ */

@@ -4,6 +4,7 @@
 #include <config.h>
 
 #include <stdint.h>
+#include <string.h>
 
 #include "quant/blocks.h"
 #include "quant/dot.h"
@@ -186,5 +187,58 @@ int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, int64_t n
     if (!f || gguf_matmul_pack_size(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
     if (!w || !packed || ((uintptr_t)packed & 63) || !out || nrows < 0) return GGUF_E_INVALID;
     f(k, w, w_stride, nrows, packed, ncols, out, out_stride);
+    return GGUF_OK;
+}
+
+/* --- interleaved rows --- */
+
+int gguf_matmul_il_rows(uint32_t wtype)
+{
+#ifdef GQ_HAVE_AVX512
+    const int level = gguf_simd_get();
+    if ((wtype == GGUF_T_Q4_K || wtype == GGUF_T_Q5_K || wtype == GGUF_T_Q6_K) &&
+        level == GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni"))
+        return GQ_IL_ROWS;
+#endif
+    (void)wtype;
+    return 0;
+}
+
+int gguf_interleave_rows(uint32_t wtype, const void *src, void *dst, int64_t nrows, int64_t k)
+{
+    if (!gguf_matmul_il_rows(wtype)) return GGUF_E_UNSUPPORTED;
+    if (!src || !dst || nrows < 0 || k <= 0 || k % GQ_QK_K) return GGUF_E_INVALID;
+    const size_t bb = (size_t)gguf_row_bytes(wtype, GQ_QK_K), row = (size_t)(k / GQ_QK_K) * bb;
+    const int64_t whole = nrows - nrows % GQ_IL_ROWS;
+    const uint8_t *s = src;
+    uint8_t *d = dst;
+    for (int64_t r = 0; r < whole; r++)
+        for (int64_t i = 0; i < k / GQ_QK_K; i++)
+            memcpy((uint8_t *)gq_il_block(d, row, whole, r, i, bb), s + (size_t)r * row + (size_t)i * bb, bb);
+    memcpy(d + (size_t)whole * row, s + (size_t)whole * row, (size_t)(nrows - whole) * row);
+    return GGUF_OK;
+}
+
+int gguf_matmul_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, int64_t k,
+                   const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+{
+    if (!gguf_matmul_il_rows(wtype)) return GGUF_E_UNSUPPORTED;
+    if (!w || !act || !out || k <= 0 || k % GQ_QK_K || k > INT32_MAX || nrows < 0 || ncols < 0)
+        return GGUF_E_INVALID;
+#ifdef GQ_HAVE_AVX512
+    gq_matmul_il(wtype, nrows - nrows % GQ_IL_ROWS, k, w, w_stride, nrows, act, act_stride, ncols, out,
+                 out_stride);
+#endif
+    return GGUF_OK;
+}
+
+int gguf_matmul_packed_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, int64_t k,
+                          const void *packed, int64_t ncols, float *out, size_t out_stride)
+{
+    if (!gguf_matmul_il_rows(wtype) || gguf_matmul_pack_size(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
+    if (!w || !packed || ((uintptr_t)packed & 63) || !out || nrows < 0) return GGUF_E_INVALID;
+#ifdef GQ_HAVE_AVX512
+    gq_packed_il(wtype, nrows - nrows % GQ_IL_ROWS, k, w, w_stride, nrows, packed, ncols, out, out_stride);
+#endif
     return GGUF_OK;
 }

@@ -283,10 +283,10 @@ tile_rows(__m512 *acc, const struct wblock *u, const struct panel_block *pb)
 #endif
 
 /* The rows r0 .. r1 - 1 over chunk blocks i0 .. i0 + n - 1: run[r - r0]
- * holds their running sums. */
+ * holds their running sums; rows below whole interleaved (gq_il_block()). */
 static inline __attribute__((always_inline)) void
-chunk_rows(const uint8_t *w, size_t w_stride, int64_t r0, int64_t r1, const struct panel_block *pb,
-           int i0, int n, float (*run)[PANEL], const int type)
+chunk_rows(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r0, int64_t r1,
+           const struct panel_block *pb, int i0, int n, float (*run)[PANEL], const int type)
 {
     const size_t block_bytes = type == GGUF_T_Q4_K   ? sizeof(struct gq_block_q4_k)
                                : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
@@ -300,7 +300,7 @@ chunk_rows(const uint8_t *w, size_t w_stride, int64_t r0, int64_t r1, const stru
         for (int j = 0; j < TR; j++) acc[j] = _mm512_loadu_ps(run[r - r0 + j]);
         for (int i = 0; i < n; i++) {
             for (int j = 0; j < TR; j++)
-                unpack(&u[j], w + (size_t)(r + j) * w_stride + (size_t)(i0 + i) * block_bytes, type);
+                unpack(&u[j], gq_il_block(w, w_stride, whole, r + j, i0 + i, block_bytes), type);
             tile_rows(acc, u, pb + i);
         }
         for (int j = 0; j < TR; j++) _mm512_storeu_ps(run[r - r0 + j], acc[j]);
@@ -313,7 +313,7 @@ chunk_rows(const uint8_t *w, size_t w_stride, int64_t r0, int64_t r1, const stru
         for (int j = 0; j < nr; j++) acc[j] = _mm512_loadu_ps(run[r - r0 + j]);
         for (int i = 0; i < n; i++) {
             for (int j = 0; j < nr; j++)
-                unpack(&u[j], w + (size_t)(r + j) * w_stride + (size_t)(i0 + i) * block_bytes, type);
+                unpack(&u[j], gq_il_block(w, w_stride, whole, r + j, i0 + i, block_bytes), type);
             switch (nr) {
             case PR: block_rows(acc, u, pb + i, PR, kind); break;
             case 3: block_rows(acc, u, pb + i, 3, kind); break;
@@ -326,8 +326,8 @@ chunk_rows(const uint8_t *w, size_t w_stride, int64_t r0, int64_t r1, const stru
 }
 
 static inline __attribute__((always_inline)) void
-panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride,
-           int64_t ncols, float *out, size_t out_stride, const int type)
+panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t nrows, const void *act,
+           size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type)
 {
     const int nb = (int)(k / GQ_QK_K);
 #ifdef GQ_PANEL_AMX
@@ -346,7 +346,7 @@ panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void 
             for (int i0 = 0; i0 < nb; i0 += CHUNK) {
                 const int n = nb - i0 < CHUNK ? nb - i0 : CHUNK;
                 if (nb > CHUNK) repack(pb, a, act_stride, nc, i0, n);
-                chunk_rows(w, w_stride, r0, r1, pb, i0, n, run, type);
+                chunk_rows(w, w_stride, whole, r0, r1, pb, i0, n, run, type);
             }
             for (int64_t r = r0; r < r1; r++)
                 for (int c = 0; c < nc; c++) out[(size_t)(c0 + c) * out_stride + (size_t)r] = run[r - r0][c];
@@ -384,9 +384,10 @@ void gq_panel_pack(const void *act, size_t act_stride, int64_t k, int64_t ncols,
 }
 #endif
 
-/* panel_gemm() on packed activations, rows r0 .. nrows - 1. */
+/* panel_gemm() on packed activations, rows r0 .. nrows - 1 (below whole
+ * interleaved). */
 static inline __attribute__((always_inline)) void
-packed_rows(int64_t k, const void *w, size_t w_stride, int64_t r0, int64_t nrows,
+packed_rows(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t r0, int64_t nrows,
             const struct panel_block *packed, int64_t ncols, float *out, size_t out_stride,
             const int type)
 {
@@ -398,7 +399,7 @@ packed_rows(int64_t k, const void *w, size_t w_stride, int64_t r0, int64_t nrows
         for (int64_t ra = r0; ra < nrows; ra += RG) {
             const int64_t rb = nrows - ra < RG ? nrows : ra + RG;
             memset(run, 0, sizeof run);
-            chunk_rows(w, w_stride, ra, rb, pb, 0, nb, run, type);
+            chunk_rows(w, w_stride, whole, ra, rb, pb, 0, nb, run, type);
             for (int c = 0; c < nc; c++)
                 for (int64_t r = ra; r < rb; r++) out[(size_t)(c0 + c) * out_stride + (size_t)r] = run[r - ra][c];
         }
@@ -704,13 +705,13 @@ amx_packed(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void 
     if (ncols <= (BLOCK_GEMM_PANELS - 1) * PANEL) {
         /* too few panels to pay for the scaled copies: tile_rows() */
         if (nrows >= TR) _tile_loadconfig(&tile_config);
-        packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, type);
+        packed_rows(k, w, w_stride, 0, 0, nrows, packed, ncols, out, out_stride, type);
         if (nrows >= TR) _tile_release();
         return;
     }
     if (whole) block_gemm(k, w, w_stride, whole, packed, ncols, out, out_stride, type);
     if (whole < nrows)
-        packed_rows(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, type);
+        packed_rows(k, w, w_stride, 0, whole, nrows, packed, ncols, out, out_stride, type);
 }
 
 void gq_packed_amx_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
@@ -731,45 +732,69 @@ void gq_packed_amx_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows
     const int64_t whole = ncols > (Q6_GEMM_PANELS - 1) * PANEL ? nrows / TR * TR : 0;
     if (whole) block_gemm(k, w, w_stride, whole, packed, ncols, out, out_stride, GGUF_T_Q6_K);
     if (whole < nrows)
-        packed_rows(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
+        packed_rows(k, w, w_stride, 0, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
 }
 #else
 void gq_packed_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
                     int64_t ncols, float *out, size_t out_stride)
 {
-    packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K);
+    packed_rows(k, w, w_stride, 0, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K);
 }
 
 void gq_packed_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
                     int64_t ncols, float *out, size_t out_stride)
 {
-    packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
+    packed_rows(k, w, w_stride, 0, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
 }
 
 void gq_packed_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
                     int64_t ncols, float *out, size_t out_stride)
 {
-    packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
+    packed_rows(k, w, w_stride, 0, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
+}
+#endif
+
+#ifndef GQ_PANEL_AMX
+void gq_panel_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                 const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+{
+    if (wtype == GGUF_T_Q4_K)
+        panel_gemm(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_K);
+    else if (wtype == GGUF_T_Q5_K)
+        panel_gemm(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_K);
+    else
+        panel_gemm(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q6_K);
+}
+
+void gq_packed_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                  const void *packed, int64_t ncols, float *out, size_t out_stride)
+{
+    if (wtype == GGUF_T_Q4_K)
+        packed_rows(k, w, w_stride, whole, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K);
+    else if (wtype == GGUF_T_Q5_K)
+        packed_rows(k, w, w_stride, whole, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
+    else
+        packed_rows(k, w, w_stride, whole, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
 }
 #endif
 
 PANEL_DEF PANEL_FN(q4_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
-    panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_K);
+    panel_gemm(k, w, w_stride, 0, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_K);
 }
 
 PANEL_DEF PANEL_FN(q5_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
-    panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_K);
+    panel_gemm(k, w, w_stride, 0, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_K);
 }
 
 #ifndef GQ_PANEL_AMX /* Q6_K's sub-blocks of 16 gain nothing from tile_rows() */
 PANEL_DEF PANEL_FN(q6_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
-    panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q6_K);
+    panel_gemm(k, w, w_stride, 0, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q6_K);
 }
 #endif
 

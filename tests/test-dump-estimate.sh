@@ -57,9 +57,10 @@ agree() {
     check "$_n: qwen-run ran (status $_st: $(head -c 300 "$tmp/$_n.runerr"))" [ "$_st" -eq 0 ]
     run 0 "$_n" env GGUF_SIMD="$_simd" "$DUMP" --estimate --json "$@" "$_m"
     _want=$(sed -n 's/^memory bytes: //p' "$tmp/$_n.runerr")
-    _got=$(printf 'weights %s, kv_cache %s, compute %s, host %s, device 0' \
+    _got=$(printf 'weights %s, kv_cache %s, compute %s, host %s, device 0, repacked %s' \
         "$(field "$tmp/$_n.out" weights)" "$(field "$tmp/$_n.out" kv_cache)" \
-        "$(field "$tmp/$_n.out" compute)" "$(field "$tmp/$_n.out" logits)")
+        "$(field "$tmp/$_n.out" compute)" "$(field "$tmp/$_n.out" logits)" \
+        "$(field "$tmp/$_n.out" repacked)")
     check "$_n: estimate '$_got' equals qwen-run's '$_want'" [ -n "$_want" ] && [ "$_got" = "$_want" ]
 }
 

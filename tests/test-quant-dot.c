@@ -279,6 +279,53 @@ static void test_pairs(void)
 /* gguf_matmul() of nr rows of k weights (quantized Gaussian rows, or
  * random raw blocks) with nc activation columns, at every level, against
  * the scalar dot kernel per output; strides padded. */
+/* gguf_matmul_il() and gguf_matmul_packed_il() on the rows of wq
+ * (w_stride apart) interleaved, against out (o_stride apart), the plain
+ * product of act at this level: the same bits, padding untouched; the
+ * layout as quant.h draws it, and rows split between calls at a group. */
+static void check_il(uint32_t t, const uint8_t *wq, size_t w_stride, int nr, int k, const uint8_t *act,
+                     size_t a_stride, int nc, const float *out, size_t o_stride, const void *pk)
+{
+    const struct tinfo ti = info(t);
+    const size_t bb = (size_t)ti.bytes, rb = (size_t)(k / ti.bs) * bb;
+    const int nb = k / ti.bs, whole = nr - nr % 4;
+    uint8_t *plain = malloc(rb * (size_t)nr + 1), *il = malloc(rb * (size_t)nr + 1);
+    float *o = malloc(sizeof(float) * o_stride * (size_t)(nc ? nc : 1));
+    if (!plain || !il || !o) HARD_ERROR("out of memory");
+    for (int r = 0; r < nr; r++) memcpy(plain + (size_t)r * rb, wq + (size_t)r * w_stride, rb);
+    CHECK(gguf_interleave_rows(t, plain, il, nr, k) == GGUF_OK, "%s interleave", ti.name);
+    for (int r = 0; r < nr; r++)
+        for (int i = 0; i < nb; i++) {
+            const uint8_t *at = r < whole ? il + (size_t)(r / 4) * 4 * rb + ((size_t)i * 4 + (size_t)(r % 4)) * bb
+                                          : il + (size_t)r * rb + (size_t)i * bb;
+            CHECK(memcmp(at, plain + (size_t)r * rb + (size_t)i * bb, bb) == 0,
+                  "%s interleaved %d rows: row %d block %d misplaced", ti.name, nr, r, i);
+        }
+    for (int r = 0; r < nr; r++)
+        CHECK(memcmp(plain + (size_t)r * rb, wq + (size_t)r * w_stride, rb) == 0, "%s interleave wrote its input",
+              ti.name);
+    for (int pass = 0; pass < 2 + (pk != NULL); pass++) {
+        for (size_t i = 0; i < o_stride * (size_t)nc; i++) o[i] = -12345.0f;
+        /* pass 0: one call; 1: the rows in two calls split at a group
+         * boundary (the second runs to the end); 2: on packed input */
+        const int split = pass == 1 ? whole / 8 * 4 : 0;
+        if (split)
+            CHECK(gguf_matmul_il(t, il, rb, split, k, act, a_stride, nc, o, o_stride) == GGUF_OK, "%s il",
+                  ti.name);
+        const int st = pass == 2 ? gguf_matmul_packed_il(t, il + (size_t)split * rb, rb, nr - split, k, pk, nc, o,
+                                                         o_stride)
+                                 : gguf_matmul_il(t, il + (size_t)split * rb, rb, nr - split, k, act, a_stride,
+                                                  nc, o + split, o_stride);
+        CHECK(st == GGUF_OK, "%s il products", ti.name);
+        CHECK(memcmp(o, out, sizeof(float) * o_stride * (size_t)nc) == 0,
+              "%s interleaved %dx%d, %d columns, %s%s: not the bits of plain rows", ti.name, nr, k, nc,
+              gguf_simd_name(gguf_simd_get()), pass == 1 ? ", split" : pass == 2 ? ", packed" : "");
+    }
+    free(plain);
+    free(il);
+    free(o);
+}
+
 static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
 {
     const struct tinfo ti = info(t);
@@ -370,6 +417,25 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
                   "%s at %s: no packed products", ti.name, gguf_simd_name(l));
             CHECK(gguf_matmul_packed(t, wq, w_stride, nr, k, out, nc, out, o_stride) ==
                       GGUF_E_UNSUPPORTED, "%s packed without a packed form", ti.name);
+        }
+        /* interleaved rows: the K-quants at the VNNI level, not amx */
+        const int k_quant = t == GGUF_T_Q4_K || t == GGUF_T_Q5_K || t == GGUF_T_Q6_K;
+        const int il_here = k_quant && l == GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
+        CHECK(gguf_matmul_il_rows(t) == (il_here ? 4 : 0), "%s at %s: interleaved rows %d", ti.name,
+              gguf_simd_name(l), gguf_matmul_il_rows(t));
+        if (il_here) {
+            void *pk = NULL;
+            if (psz) {
+                pk = aligned_alloc(64, (psz + 63) / 64 * 64);
+                if (!pk) HARD_ERROR("out of memory");
+                CHECK(gguf_matmul_pack(t, act, a_stride, k, nc, 0, np, pk) == GGUF_OK, "%s pack", ti.name);
+            }
+            check_il(t, wq, w_stride, nr, k, act, a_stride, nc, out, o_stride, pk);
+            free(pk);
+        } else {
+            CHECK(gguf_matmul_il(t, wq, w_stride, nr, k, act, a_stride, nc, out, o_stride) == GGUF_E_UNSUPPORTED &&
+                      gguf_interleave_rows(t, wq, out, nr, k) == GGUF_E_UNSUPPORTED,
+                  "%s at %s: interleaved products without the layout", ti.name, gguf_simd_name(l));
         }
         /* each column alone gives the bits it has among the others */
         float *one = malloc(sizeof(float) * (size_t)(nr ? nr : 1));

@@ -82,6 +82,9 @@ static void text_report(cli_out *o, const char *path, const char *arch, int know
         cli_out_printf(o, "  (%" PRIu32 " sequences at once: qwen-run --each-line --parallel %"
                        PRIu32 ")\n", p->n_seq, p->n_seq);
     text_line(o, "weights", m->weights, "mapped from the file, read as used");
+    if (m->repacked)
+        text_line(o, "repacked", m->repacked,
+                  "of the weights, copied interleaved in place of their pages (--no-repack: none)");
     snprintf(note, sizeof note, "F16, %" PRIu32 " layers x %" PRIu32 " positions x %" PRIu32
              " sequence%s", c->n_layer, p->n_ctx, p->n_seq, p->n_seq == 1 ? "" : "s");
     text_line(o, "KV cache", m->kv_cache, note);
@@ -137,6 +140,7 @@ static void json_report(cli_out *o, const char *path, const char *arch, int know
     json_member(o, "outputs", p->n_outputs, 0);
     json_member(o, "threads", (uint64_t)p->n_threads, 0);
     json_member(o, "weights", m->weights, 0);
+    json_member(o, "repacked", m->repacked, 0);
     cli_out_str(o, "  \"kv_type\": \"f16\",\n");
     json_member(o, "kv_cache", m->kv_cache, 0);
     json_member(o, "compute", m->compute, 0);

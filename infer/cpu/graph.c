@@ -39,7 +39,7 @@ static void project_qkv(struct cpu_state *s, const qwen_layer *L, uint32_t n)
 /* qwen2: biased Q, K, V. */
 static void qwen2_layer(struct cpu_state *s, uint32_t l, const qwen_batch *b)
 {
-    const qwen_layer *L = &s->m->weights.layers[l];
+    const qwen_layer *L = &s->w.layers[l];
     cpu_rmsnorm_rows(s, s->xb, s->x, L->attn_norm, b->n);
     project_qkv(s, L, b->n);
     cpu_qkv_bias(s, L, b->n);
@@ -52,7 +52,7 @@ static void qwen2_layer(struct cpu_state *s, uint32_t l, const qwen_batch *b)
 /* qwen3: no biases; each head of Q and K normed before RoPE. */
 static void qwen3_layer(struct cpu_state *s, uint32_t l, const qwen_batch *b)
 {
-    const qwen_layer *L = &s->m->weights.layers[l];
+    const qwen_layer *L = &s->w.layers[l];
     cpu_rmsnorm_rows(s, s->xb, s->x, L->attn_norm, b->n);
     project_qkv(s, L, b->n);
     cpu_qk_norm(s, L, b->n);
@@ -74,7 +74,7 @@ cpu_layer_fn cpu_graph_layer(const qwen_arch *a)
 void cpu_decode_step(struct cpu_state *s, const qwen_batch *b, float *logits)
 {
     const qwen_config *c = &s->m->config;
-    const qwen_weights *w = &s->m->weights;
+    const qwen_weights *w = &s->w;
     const uint64_t e = c->n_embd;
     for (uint32_t t = 0; t < b->n; t++) {
         const qwen_matrix *te = &w->token_embd;

@@ -72,7 +72,7 @@ static int team_size(void)
  * Prompts (products of PROMPT_COLS columns or more) are compute-bound:
  * runs of a fixed 1 / PROMPT_CHUNKS_PER_THREAD of a thread's share, so that
  * a thread that finishes first does not wait long for the other's last. */
-#define ROW_UNIT 16u
+#define ROW_UNIT 16u /* a multiple of the groups of interleaved rows (quant.h) */
 #define GUIDE_DIV 2u
 #define PROMPT_COLS 64u
 #define PROMPT_CHUNKS_PER_THREAD 16u
@@ -198,13 +198,17 @@ void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct c
                     plain_rows(s, w, r0, r1, in, n, p[i].out, s->rows + (uint64_t)id * cols);
                     continue;
                 }
-                const unsigned char *wr = (const unsigned char *)w->data + r0 * w->row_bytes;
-                int st = packed[i] ? gguf_matmul_packed(w->type, wr, w->row_bytes, (int64_t)(r1 - r0),
-                                                        (int64_t)cols, s->packed, n, p[i].out + r0,
-                                                        w->rows)
-                                   : gguf_matmul(w->type, wr, w->row_bytes, (int64_t)(r1 - r0),
-                                                 (int64_t)cols, s->act[k], stride[k], n,
-                                                 p[i].out + r0, w->rows);
+                /* repacked rows where the SIMD level still reads them (r0 is
+                 * at a group of them: ROW_UNIT is a multiple of 4, and r1 a
+                 * unit's end or the matrix's) */
+                const int il = w->il && gguf_matmul_il_rows(w->type);
+                const unsigned char *wr = (const unsigned char *)(il ? w->il : w->data) + r0 * w->row_bytes;
+                int st = packed[i] ? (il ? gguf_matmul_packed_il : gguf_matmul_packed)(
+                                         w->type, wr, w->row_bytes, (int64_t)(r1 - r0), (int64_t)cols,
+                                         s->packed, n, p[i].out + r0, w->rows)
+                                   : (il ? gguf_matmul_il : gguf_matmul)(
+                                         w->type, wr, w->row_bytes, (int64_t)(r1 - r0), (int64_t)cols,
+                                         s->act[k], stride[k], n, p[i].out + r0, w->rows);
                 assert(st == GGUF_OK);
                 (void)st;
             }
