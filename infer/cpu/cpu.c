@@ -99,15 +99,18 @@ static int repacks(uint32_t type, uint64_t rows, const qwen_params *p)
     return !p->no_repack && !p->plain && gguf_matmul_il_rows(type) && rows >= (uint64_t)gguf_matmul_il_rows(type);
 }
 
-/* Gives the whole pages of data .. data + n - 1, a range of the read-only
- * file mapping, back to the kernel: read again only if touched again. */
-static void drop_pages(const void *data, size_t n)
+/* madvise(advice) on the pages of data .. data + n - 1, a range of the
+ * read-only file mapping: those it touches (outer), or only its whole
+ * ones (MADV_DONTNEED: a neighbour's bytes stay mapped).  Advice only:
+ * a refusal changes nothing but speed or resident size. */
+static void advise_pages(const void *data, size_t n, int advice, int outer)
 {
     const long ps = sysconf(_SC_PAGESIZE);
     if (ps <= 0) return;
-    const uintptr_t a = ((uintptr_t)data + (uintptr_t)ps - 1) / (uintptr_t)ps * (uintptr_t)ps;
-    const uintptr_t b = ((uintptr_t)data + n) / (uintptr_t)ps * (uintptr_t)ps;
-    if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);
+    const uintptr_t p = (uintptr_t)ps, lo = (uintptr_t)data, hi = (uintptr_t)data + n;
+    const uintptr_t a = outer ? lo / p * p : (lo + p - 1) / p * p;
+    const uintptr_t b = outer ? (hi + p - 1) / p * p : hi / p * p;
+    if (b > a) (void)madvise((void *)a, b - a, advice);
 }
 
 /* s->w: the model's weights, with a copy in the interleaved layout of each
@@ -151,11 +154,7 @@ static int repack_weights(struct cpu_state *s, const qwen_params *p, int threads
         s->il_mem[s->il_count++] = dst;
 #ifdef MADV_POPULATE_READ
         /* the source's page table filled in one call, not fault by fault */
-        {
-            const long ps = sysconf(_SC_PAGESIZE);
-            const uintptr_t a = ps > 0 ? (uintptr_t)m->data / (uintptr_t)ps * (uintptr_t)ps : 0;
-            if (a) (void)madvise((void *)a, (size_t)((uintptr_t)m->data + bytes - a), MADV_POPULATE_READ);
-        }
+        advise_pages(m->data, (size_t)bytes, MADV_POPULATE_READ, 1);
 #endif
         /* runs of whole groups; the last takes the rows past them */
         const uint64_t runs = (m->rows / group + 255) / 256;
@@ -168,7 +167,7 @@ static int repack_weights(struct cpu_state *s, const qwen_params *p, int threads
             assert(e == GGUF_OK);
             (void)e;
         }
-        drop_pages(m->data, (size_t)bytes);
+        advise_pages(m->data, (size_t)bytes, MADV_DONTNEED, 0);
         m->il = dst;
         s->il_bytes += bytes;
     }
