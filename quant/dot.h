@@ -154,6 +154,40 @@ static inline const uint8_t *gq_il_block(const uint8_t *w, size_t w_stride, int6
     return w + (size_t)r * w_stride + (size_t)i * bb;
 }
 
+/* Q4_0, Q5_0 and Q8_0 rows interleave in groups of GQ_IL32_ROWS, laid out
+ * for the VNNI products that take a row to a 32-bit lane: the group's
+ * blocks i (bb bytes each) make one chunk of GQ_IL32_ROWS * bb bytes at
+ * gq_il32_chunk(), where element e of row r (0 .. 15) is found as
+ *   bytes 0 .. 31: the rows' scales d, fp16, row after row;
+ *   Q5_0 only, bytes 32 .. 95: eight 64-bit masks, mask t (t = 0 .. 7)
+ *     holding at bit 4r + j the fifth bit of element 4t + j of row r;
+ *   then the weights, in 64-byte vectors of 16 dwords, dword r of row r:
+ *     Q4_0, Q5_0: vector v (0 .. 3) has at byte 4r + j the nibbles of
+ *       elements 4v + j (low) and 16 + 4v + j (high), byte 4v + j of the
+ *       block's qs;
+ *     Q8_0: vector t (0 .. 7) has at byte 4r + j element 4t + j plus 128
+ *       (q xor 0x80: unsigned, as vpdpbusd takes it).
+ * One vpdpbusd of a vector with four activations broadcast sums a quad of
+ * elements of sixteen rows; eight such make the block's sums of the
+ * sixteen rows, lane by lane, with no folding.  The rows past the last
+ * whole group are plain. */
+#define GQ_IL32_ROWS 16
+#define GQ_IL32_FEW 4 /* products of 1 .. 4 columns: gq_columns_il32() */
+static inline const uint8_t *gq_il32_chunk(const uint8_t *w, size_t w_stride, int64_t g, int64_t i, size_t bb)
+{
+    return w + (size_t)g * GQ_IL32_ROWS * w_stride + (size_t)i * GQ_IL32_ROWS * bb;
+}
+/* Whether wtype interleaves that way. */
+static inline int gq_il32_type(uint32_t wtype)
+{
+    return wtype == GGUF_T_Q4_0 || wtype == GGUF_T_Q5_0 || wtype == GGUF_T_Q8_0;
+}
+/* The rows of a group of wtype. */
+static inline int gq_il_group(uint32_t wtype)
+{
+    return gq_il32_type(wtype) ? GQ_IL32_ROWS : GQ_IL_ROWS;
+}
+
 #ifdef GQ_HAVE_AVX512
 /* Q4_K, Q5_K and Q6_K products on interleaved rows below `whole` (VNNI):
  * gq_matmul_il() any number of columns (matmul-x86.c), gq_panel_il()
@@ -167,6 +201,17 @@ GQ_HIDDEN void gq_panel_il(uint32_t wtype, int64_t whole, int64_t k, const void 
                            size_t out_stride);
 GQ_HIDDEN void gq_packed_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
                             int64_t nrows, const void *packed, int64_t ncols, float *out, size_t out_stride);
+/* Q4_0, Q5_0 and Q8_0 on interleaved rows below whole (a multiple of
+ * GQ_IL32_ROWS): 1 .. 4 columns (matmul-x86.c), more and packed
+ * (tiles32.c, VNNI); the bits of gq_vtiles32_*() on plain rows. */
+GQ_HIDDEN void gq_columns_il32(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
+                               int64_t nrows, const void *act, size_t act_stride, int64_t ncols, float *out,
+                               size_t out_stride);
+GQ_HIDDEN void gq_vtiles32_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
+                              int64_t nrows, const void *act, size_t act_stride, int64_t ncols, float *out,
+                              size_t out_stride);
+GQ_HIDDEN void gq_packed32_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
+                              int64_t nrows, const void *packed, int64_t ncols, float *out, size_t out_stride);
 #endif
 
 /* Products on packed activations (gguf_matmul_pack(), panel-vnni.c): the

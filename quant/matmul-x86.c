@@ -1164,6 +1164,102 @@ whole_rows16(__m512i (*pair)(const uint8_t *, const uint8_t *), const int log2_o
 DEFINE_COLUMN_WHOLE(q4_0, legacy_pair_q4_0, 3, struct gq_block_q4_0)
 DEFINE_COLUMN_WHOLE(q5_0, legacy_pair_q5_0, 4, struct gq_block_q5_0)
 DEFINE_COLUMN_WHOLE(q8_0, legacy_pair_q8_0, 7, struct gq_block_q8_0)
+
+/* Q4_0, Q5_0 and Q8_0 on interleaved rows (gq_il32_chunk(), dot.h), one
+ * to GQ_IL32_FEW columns: a group's sixteen rows in the lanes of one
+ * vector, each chunk's weights unpacked once for all the columns, eight
+ * vpdpbusd a column, from -o times the sum of its block's activations
+ * (taken for IL32_BLOCKS blocks at a time); then the float steps of
+ * whole_rows16(), with the same integer sums, so the same bits. */
+#define IL32_BLOCKS 512
+
+/* bias[i] = -o times the sum of the activations of block i0 + i, da[i]
+ * their scale, for n blocks. */
+static void il32_act(const struct gq_block_q8_0 *a, int64_t i0, int n, int log2_off, int32_t *bias, float *da)
+{
+    for (int i = 0; i < n; i++) {
+        const struct gq_block_q8_0 *b = a + i0 + i;
+        /* y + 128 as unsigned bytes, summed in four 64-bit lanes */
+        const __m256i y = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)b->qs), _mm256_set1_epi8((char)0x80));
+        const __m256i s4 = _mm256_sad_epu8(y, _mm256_setzero_si256());
+        const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
+        const int32_t sum = (int32_t)(_mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1)) - 32 * 128;
+        bias[i] = -(int32_t)((uint32_t)sum << log2_off);
+        da[i] = h2f(b->d);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+il32_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
+             float *out, size_t out_stride, const int nc, const int type)
+{
+    const size_t bb = type == GGUF_T_Q4_0 ? sizeof(struct gq_block_q4_0)
+                      : type == GGUF_T_Q5_0 ? sizeof(struct gq_block_q5_0)
+                                            : sizeof(struct gq_block_q8_0);
+    int32_t bias[GQ_IL32_FEW][IL32_BLOCKS];
+    float da[GQ_IL32_FEW][IL32_BLOCKS];
+    for (int i0 = 0; i0 < nb; i0 += IL32_BLOCKS) {
+        const int n = nb - i0 < IL32_BLOCKS ? nb - i0 : IL32_BLOCKS;
+        for (int c = 0; c < nc; c++)
+            il32_act((const struct gq_block_q8_0 *)(act + (size_t)c * act_stride), i0, n, il32_log2_offset(type),
+                     bias[c], da[c]);
+        for (int64_t g = 0; g < groups; g++) {
+            const uint8_t *ch = gq_il32_chunk(w, w_stride, g, i0, bb);
+            float *o = out + (size_t)g * GQ_IL32_ROWS;
+            __m512 acc[GQ_IL32_FEW];
+            for (int c = 0; c < nc; c++)
+                acc[c] = i0 ? _mm512_loadu_ps(o + (size_t)c * out_stride) : _mm512_setzero_ps();
+            for (int i = 0; i < n; i++, ch += GQ_IL32_ROWS * bb) {
+                __m512i v[8];
+                il32_weights(ch, v, type);
+                const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)ch));
+                for (int c = 0; c < nc; c++) {
+                    const uint8_t *y = (const uint8_t *)((const struct gq_block_q8_0 *)(act + (size_t)c * act_stride) + i0 + i)->qs;
+                    __m512i sum = _mm512_set1_epi32(bias[c][i]);
+                    UNROLL
+                    for (int t = 0; t < 8; t++)
+                        sum = _mm512_dpbusd_epi32(sum, v[t], _mm512_set1_epi32((int)load_u32(y + 4 * t)));
+                    const __m512 tt = _mm512_mul_ps(_mm512_cvtepi32_ps(sum), dw);
+                    acc[c] = _mm512_fmadd_ps(tt, _mm512_set1_ps(da[c][i]), acc[c]);
+                }
+            }
+            for (int c = 0; c < nc; c++) _mm512_storeu_ps(o + (size_t)c * out_stride, acc[c]);
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) void
+il32_type(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const uint8_t *act,
+          size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type, gq_matmul_fn plain)
+{
+    const int nb = (int)(k / GQ_QK);
+    switch (ncols) {
+    case 1: il32_columns(w, w_stride, whole / GQ_IL32_ROWS, nb, act, act_stride, out, out_stride, 1, type); break;
+    case 2: il32_columns(w, w_stride, whole / GQ_IL32_ROWS, nb, act, act_stride, out, out_stride, 2, type); break;
+    case 3: il32_columns(w, w_stride, whole / GQ_IL32_ROWS, nb, act, act_stride, out, out_stride, 3, type); break;
+    case 4: il32_columns(w, w_stride, whole / GQ_IL32_ROWS, nb, act, act_stride, out, out_stride, 4, type); break;
+    default: break;
+    }
+    /* the rows past the last group, plain */
+    for (int64_t c = 0; c < ncols && whole < nrows; c++)
+        plain(k, w + (size_t)whole * w_stride, w_stride, nrows - whole, act + (size_t)c * act_stride, act_stride, 1,
+              out + (size_t)c * out_stride + whole, out_stride);
+}
+
+void gq_columns_il32(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                     const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+{
+    _Static_assert(GQ_IL32_FEW == 4, "il32_type() takes 1 .. 4 columns");
+    if (wtype == GGUF_T_Q4_0)
+        il32_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_0,
+                  gq_column_whole_q4_0);
+    else if (wtype == GGUF_T_Q5_0)
+        il32_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_0,
+                  gq_column_whole_q5_0);
+    else
+        il32_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q8_0,
+                  gq_column_whole_q8_0);
+}
 #endif
 
 

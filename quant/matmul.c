@@ -196,25 +196,65 @@ int gguf_matmul_il_rows(uint32_t wtype)
 {
 #ifdef GQ_HAVE_AVX512
     const int level = gguf_simd_get();
-    if ((wtype == GGUF_T_Q4_K || wtype == GGUF_T_Q5_K || wtype == GGUF_T_Q6_K) &&
+    if ((wtype == GGUF_T_Q4_K || wtype == GGUF_T_Q5_K || wtype == GGUF_T_Q6_K || gq_il32_type(wtype)) &&
         level == GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni"))
-        return GQ_IL_ROWS;
+        return gq_il_group(wtype);
 #endif
     (void)wtype;
     return 0;
 }
 
+/* The elements of a block of wtype (one the interleaved rows take). */
+static int64_t il_block_elems(uint32_t wtype)
+{
+    return gq_il32_type(wtype) ? GQ_QK : GQ_QK_K;
+}
+
+/* Group g of the rows at s (row bytes each) into its chunks at d
+ * (gq_il32_chunk(), dot.h). */
+static void interleave32(uint32_t wtype, const uint8_t *s, size_t row, uint8_t *d, int64_t nb)
+{
+    const size_t bb = (size_t)gguf_row_bytes(wtype, GQ_QK);
+    for (int64_t i = 0; i < nb; i++) {
+        uint8_t *c = d + (size_t)i * GQ_IL32_ROWS * bb;
+        for (int r = 0; r < GQ_IL32_ROWS; r++) {
+            const uint8_t *b = s + (size_t)r * row + (size_t)i * bb;
+            memcpy(c + 2 * r, b, 2); /* d */
+            if (wtype == GGUF_T_Q8_0) {
+                for (int e = 0; e < GQ_QK; e++) c[32 + (e / 4) * 64 + 4 * r + e % 4] = (uint8_t)(b[2 + e] ^ 0x80);
+                continue;
+            }
+            const uint8_t *qs = b + (wtype == GGUF_T_Q5_0 ? 6 : 2);
+            uint8_t *v = c + (wtype == GGUF_T_Q5_0 ? 96 : 32);
+            for (int e = 0; e < 16; e++) v[(e / 4) * 64 + 4 * r + e % 4] = qs[e];
+            if (wtype != GGUF_T_Q5_0) continue;
+            const uint32_t qh = (uint32_t)b[2] | (uint32_t)b[3] << 8 | (uint32_t)b[4] << 16 | (uint32_t)b[5] << 24;
+            for (int e = 0; e < GQ_QK; e++) {
+                const int bit = 4 * r + e % 4;
+                uint8_t *m = c + 32 + (e / 4) * 8 + bit / 8; /* mask e / 4, little-endian */
+                *m = (uint8_t)((*m & ~(1u << bit % 8)) | ((qh >> e & 1u) << bit % 8));
+            }
+        }
+    }
+}
+
 int gguf_interleave_rows(uint32_t wtype, const void *src, void *dst, int64_t nrows, int64_t k)
 {
     if (!gguf_matmul_il_rows(wtype)) return GGUF_E_UNSUPPORTED;
-    if (!src || !dst || nrows < 0 || k <= 0 || k % GQ_QK_K) return GGUF_E_INVALID;
-    const size_t bb = (size_t)gguf_row_bytes(wtype, GQ_QK_K), row = (size_t)(k / GQ_QK_K) * bb;
-    const int64_t whole = nrows - nrows % GQ_IL_ROWS;
+    const int64_t qk = il_block_elems(wtype);
+    if (!src || !dst || nrows < 0 || k <= 0 || k % qk) return GGUF_E_INVALID;
+    const size_t bb = (size_t)gguf_row_bytes(wtype, qk), row = (size_t)(k / qk) * bb;
+    const int group = gq_il_group(wtype);
+    const int64_t whole = nrows - nrows % group;
     const uint8_t *s = src;
     uint8_t *d = dst;
-    for (int64_t r = 0; r < whole; r++)
-        for (int64_t i = 0; i < k / GQ_QK_K; i++)
-            memcpy((uint8_t *)gq_il_block(d, row, whole, r, i, bb), s + (size_t)r * row + (size_t)i * bb, bb);
+    if (gq_il32_type(wtype))
+        for (int64_t g = 0; g < whole / group; g++)
+            interleave32(wtype, s + (size_t)g * group * row, row, d + (size_t)g * group * row, k / qk);
+    else
+        for (int64_t r = 0; r < whole; r++)
+            for (int64_t i = 0; i < k / qk; i++)
+                memcpy((uint8_t *)gq_il_block(d, row, whole, r, i, bb), s + (size_t)r * row + (size_t)i * bb, bb);
     memcpy(d + (size_t)whole * row, s + (size_t)whole * row, (size_t)(nrows - whole) * row);
     return GGUF_OK;
 }
@@ -223,11 +263,16 @@ int gguf_matmul_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows
                    const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
     if (!gguf_matmul_il_rows(wtype)) return GGUF_E_UNSUPPORTED;
-    if (!w || !act || !out || k <= 0 || k % GQ_QK_K || k > INT32_MAX || nrows < 0 || ncols < 0)
+    if (!w || !act || !out || k <= 0 || k % il_block_elems(wtype) || k > INT32_MAX || nrows < 0 || ncols < 0)
         return GGUF_E_INVALID;
 #ifdef GQ_HAVE_AVX512
-    gq_matmul_il(wtype, nrows - nrows % GQ_IL_ROWS, k, w, w_stride, nrows, act, act_stride, ncols, out,
-                 out_stride);
+    const int64_t whole = nrows - nrows % gq_il_group(wtype);
+    if (!gq_il32_type(wtype))
+        gq_matmul_il(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
+    else if (ncols <= GQ_IL32_FEW)
+        gq_columns_il32(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
+    else
+        gq_vtiles32_il(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
 #endif
     return GGUF_OK;
 }
@@ -238,7 +283,11 @@ int gguf_matmul_packed_il(uint32_t wtype, const void *w, size_t w_stride, int64_
     if (!gguf_matmul_il_rows(wtype) || gguf_matmul_pack_size(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
     if (!w || !packed || ((uintptr_t)packed & 63) || !out || nrows < 0) return GGUF_E_INVALID;
 #ifdef GQ_HAVE_AVX512
-    gq_packed_il(wtype, nrows - nrows % GQ_IL_ROWS, k, w, w_stride, nrows, packed, ncols, out, out_stride);
+    const int64_t whole = nrows - nrows % gq_il_group(wtype);
+    if (gq_il32_type(wtype))
+        gq_packed32_il(wtype, whole, k, w, w_stride, nrows, packed, ncols, out, out_stride);
+    else
+        gq_packed_il(wtype, whole, k, w, w_stride, nrows, packed, ncols, out, out_stride);
 #endif
     return GGUF_OK;
 }

@@ -147,6 +147,31 @@ unpack_rows(int8_t (*wq)[TR][32], float (*wd)[TR], const uint8_t *w, size_t w_st
     }
 }
 
+/* The same from a group of interleaved rows (gq_il32_chunk(), dot.h):
+ * blocks i0 .. i0 + n - 1 of its sixteen rows, from chunk c (block i0's). */
+static inline __attribute__((always_inline)) void unpack_rows_il(int8_t (*wq)[TR][32], float (*wd)[TR],
+                                                                const uint8_t *c, int n, const int type)
+{
+    const size_t bb = type == GGUF_T_Q4_0 ? sizeof(struct gq_block_q4_0)
+                      : type == GGUF_T_Q5_0 ? sizeof(struct gq_block_q5_0)
+                                            : sizeof(struct gq_block_q8_0);
+    /* from q + o to unpack_rows()'s bytes: q - o, or q - o + 128 */
+#ifdef GQ_PANEL_AMX
+    const __m512i to = _mm512_set1_epi8((char)(-(1 << il32_log2_offset(type))));
+#else
+    const __m512i to = _mm512_set1_epi8((char)(128 - (1 << il32_log2_offset(type))));
+#endif
+    for (int i = 0; i < n; i++, c += GQ_IL32_ROWS * bb) {
+        __m512i v[16], rows[16];
+        il32_weights(c, v, type);
+        for (int t = 0; t < 8; t++) v[t] = _mm512_add_epi8(v[t], to);
+        for (int t = 8; t < 16; t++) v[t] = _mm512_setzero_si512();
+        transpose16(v, rows); /* rows[r] lanes 0 .. 7: row r's quads */
+        for (int r = 0; r < TR; r++) _mm256_store_si256((__m256i *)wq[i][r], _mm512_castsi512_si256(rows[r]));
+        _mm512_storeu_ps(wd[i], _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)c)));
+    }
+}
+
 /* acc (a row's 16 columns) + the steps of one block from its integer sums
  * isum, the row's scale dw and the columns' da. */
 static inline __m512 block_step(__m512 acc, __m512i isum, float dw, __m512 da)
@@ -275,11 +300,26 @@ static void tile_panels(const int8_t (*wq)[TR][32], const float (*wd)[TR], int n
     }
 }
 
+/* Blocks i0 .. i0 + n - 1 of rows rt .. rt + nr - 1 of w, interleaved
+ * below whole (a multiple of 16), as unpack_rows() gives them. */
+static inline __attribute__((always_inline)) void unpack(int8_t (*wq)[TR][32], float (*wd)[TR], const void *w,
+                                                        size_t w_stride, int64_t whole, int64_t rt, int nr,
+                                                        int64_t i0, int n, const int type)
+{
+    const size_t bb = type == GGUF_T_Q4_0 ? sizeof(struct gq_block_q4_0)
+                      : type == GGUF_T_Q5_0 ? sizeof(struct gq_block_q5_0)
+                                            : sizeof(struct gq_block_q8_0);
+    if (rt < whole)
+        unpack_rows_il(wq, wd, gq_il32_chunk(w, w_stride, rt / GQ_IL32_ROWS, i0, bb), n, type);
+    else
+        unpack_rows(wq, wd, (const uint8_t *)w + (size_t)rt * w_stride, w_stride, nr, i0, n, type);
+}
+
 /* The product of rows 0 .. nrows - 1 with ncols packed columns (panel p's
  * block i at packed + p * nb + i). */
 static inline __attribute__((always_inline)) void
-packed32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed, int64_t ncols,
-         float *out, size_t out_stride, const int type)
+packed32(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t nrows, const void *packed,
+         int64_t ncols, float *out, size_t out_stride, const int type)
 {
     const int64_t nb = k / GQ_QK, np = (ncols + PANEL - 1) / PANEL;
     int8_t wq[KB][TR][32] __attribute__((aligned(64)));
@@ -289,7 +329,7 @@ packed32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *p
         const int nr = nrows - rt < TR ? (int)(nrows - rt) : TR;
         for (int64_t i0 = 0; i0 < nb; i0 += KB) {
             const int n = nb - i0 < KB ? (int)(nb - i0) : KB;
-            unpack_rows(wq, wd, (const uint8_t *)w + (size_t)rt * w_stride, w_stride, nr, i0, n, type);
+            unpack(wq, wd, w, w_stride, whole, rt, nr, i0, n, type);
             tile_panels((const int8_t(*)[TR][32])wq, (const float(*)[TR])wd, n,
                         (const struct act32 *)packed + i0, (size_t)nb, np, ncols, out + rt, out_stride, nr,
                         i0 == 0);
@@ -301,8 +341,8 @@ packed32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *p
 /* The same on activations as gguf_matmul() takes them: each panel's blocks
  * packed KB at a time on the stack, every row multiplied with them. */
 static inline __attribute__((always_inline)) void
-gemm32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride,
-       int64_t ncols, float *out, size_t out_stride, const int type)
+gemm32(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t nrows, const void *act,
+       size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type)
 {
     const int64_t nb = k / GQ_QK;
     int8_t wq[KB][TR][32] __attribute__((aligned(64)));
@@ -316,7 +356,7 @@ gemm32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act
             pack_blocks(pb, (const uint8_t *)act + (size_t)c0 * act_stride, act_stride, nc, i0, n);
             for (int64_t rt = 0; rt < nrows; rt += TR) {
                 const int nr = nrows - rt < TR ? (int)(nrows - rt) : TR;
-                unpack_rows(wq, wd, (const uint8_t *)w + (size_t)rt * w_stride, w_stride, nr, i0, n, type);
+                unpack(wq, wd, w, w_stride, whole, rt, nr, i0, n, type);
                 tile_panels((const int8_t(*)[TR][32])wq, (const float(*)[TR])wd, n, pb, KB, 1, nc,
                             out + (size_t)c0 * out_stride + rt, out_stride, nr, i0 == 0);
             }
@@ -353,13 +393,39 @@ static void few_columns(void (*column)(int64_t, const void *, size_t, int64_t, c
             few_columns(gq_column_whole_##NAME, k, w, w_stride, nrows, act, act_stride, ncols, out, \
                         out_stride);                                                             \
         else                                                                                     \
-            gemm32(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, TYPE);        \
+            gemm32(k, w, w_stride, 0, nrows, act, act_stride, ncols, out, out_stride, TYPE);     \
     }                                                                                            \
     void T32_PACKED_FN(NAME)(int64_t k, const void *w, size_t w_stride, int64_t nrows,          \
                               const void *packed, int64_t ncols, float *out, size_t out_stride)  \
     {                                                                                            \
-        packed32(k, w, w_stride, nrows, packed, ncols, out, out_stride, TYPE);                   \
+        packed32(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, TYPE);                \
     }
 DEFINE_TILES32(q4_0, GGUF_T_Q4_0)
 DEFINE_TILES32(q5_0, GGUF_T_Q5_0)
 DEFINE_TILES32(q8_0, GGUF_T_Q8_0)
+
+#ifndef GQ_PANEL_AMX
+/* On interleaved rows below whole: more than GQ_IL32_FEW columns, and
+ * packed ones (gq_columns_il32() takes the fewer). */
+void gq_vtiles32_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                    const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+{
+    if (wtype == GGUF_T_Q4_0)
+        gemm32(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_0);
+    else if (wtype == GGUF_T_Q5_0)
+        gemm32(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_0);
+    else
+        gemm32(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q8_0);
+}
+
+void gq_packed32_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                    const void *packed, int64_t ncols, float *out, size_t out_stride)
+{
+    if (wtype == GGUF_T_Q4_0)
+        packed32(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_0);
+    else if (wtype == GGUF_T_Q5_0)
+        packed32(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_0);
+    else
+        packed32(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q8_0);
+}
+#endif

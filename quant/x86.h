@@ -187,6 +187,38 @@ static inline void transpose16(const __m512i r[16], __m512i out[16])
 
 #endif
 
+#if defined(__AVX512BW__)
+/* The offset o of a Q4_0, Q5_0 or Q8_0 weight as an unsigned byte q + o
+ * (8, 16, 128), as a power of two. */
+static inline int il32_log2_offset(const int type)
+{
+    return type == GGUF_T_Q4_0 ? 3 : type == GGUF_T_Q5_0 ? 4 : 7;
+}
+
+/* A chunk of sixteen interleaved rows' blocks (gq_il32_chunk(), dot.h):
+ * v[t] lane r = elements 4t .. 4t + 3 of row r as unsigned bytes q + o. */
+static inline __attribute__((always_inline)) void il32_weights(const uint8_t *c, __m512i v[8], const int type)
+{
+    if (type == GGUF_T_Q8_0) {
+        for (int t = 0; t < 8; t++) v[t] = _mm512_loadu_si512(c + 32 + 64 * t);
+        return;
+    }
+    const uint8_t *q = c + (type == GGUF_T_Q5_0 ? 96 : 32);
+    const __m512i low = _mm512_set1_epi8(0x0f);
+    for (int j = 0; j < 4; j++) {
+        const __m512i x = _mm512_loadu_si512(q + 64 * j);
+        v[j] = _mm512_and_si512(x, low);
+        v[j + 4] = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
+    }
+    if (type == GGUF_T_Q5_0)
+        for (int t = 0; t < 8; t++) {
+            uint64_t m;
+            memcpy(&m, c + 32 + 8 * t, 8);
+            v[t] = _mm512_mask_add_epi8(v[t], _cvtu64_mask64(m), v[t], _mm512_set1_epi8(16));
+        }
+}
+#endif
+
 #ifdef GQ_PANEL_AMX /* the files built with -mamx-tile (quant/local.mk) */
 /* The layout ldtilecfg reads. */
 struct tile_config {

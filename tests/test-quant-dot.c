@@ -283,12 +283,40 @@ static void test_pairs(void)
  * (w_stride apart) interleaved, against out (o_stride apart), the plain
  * product of act at this level: the same bits, padding untouched; the
  * layout as quant.h draws it, and rows split between calls at a group. */
+/* Whether row r's block b lies in the chunk c of its group of sixteen
+ * interleaved rows of Q4_0, Q5_0 or Q8_0 as quant/dot.h (gq_il32_chunk())
+ * lays them out. */
+static int il32_layout_ok(uint32_t t, const uint8_t *c, int r, const uint8_t *b)
+{
+    if (memcmp(c + 2 * r, b, 2) != 0) return 0; /* d */
+    for (int e = 0; e < 32; e++) {
+        int q, got;
+        if (t == GGUF_T_Q8_0) {
+            q = b[2 + e];
+            got = c[32 + (e / 4) * 64 + 4 * r + e % 4] ^ 0x80;
+        } else {
+            const uint8_t *qs = b + (t == GGUF_T_Q5_0 ? 6 : 2);
+            const uint8_t *v = c + (t == GGUF_T_Q5_0 ? 96 : 32);
+            q = e < 16 ? qs[e] & 15 : qs[e - 16] >> 4;
+            const int at = (e % 16 / 4) * 64 + 4 * r + e % 4;
+            got = e < 16 ? v[at] & 15 : v[at] >> 4;
+            if (t == GGUF_T_Q5_0) {
+                const int bit = 4 * r + e % 4;
+                q |= (b[2 + e / 8] >> (e % 8) & 1) << 4;
+                got |= (c[32 + (e / 4) * 8 + bit / 8] >> (bit % 8) & 1) << 4;
+            }
+        }
+        if (q != got) return 0;
+    }
+    return 1;
+}
+
 static void check_il(uint32_t t, const uint8_t *wq, size_t w_stride, int nr, int k, const uint8_t *act,
                      size_t a_stride, int nc, const float *out, size_t o_stride, const void *pk)
 {
     const struct tinfo ti = info(t);
     const size_t bb = (size_t)ti.bytes, rb = (size_t)(k / ti.bs) * bb;
-    const int nb = k / ti.bs, whole = nr - nr % 4;
+    const int group = gguf_matmul_il_rows(t), nb = k / ti.bs, whole = nr - nr % group;
     uint8_t *plain = malloc(rb * (size_t)nr + 1), *il = malloc(rb * (size_t)nr + 1);
     float *o = malloc(sizeof(float) * o_stride * (size_t)(nc ? nc : 1));
     if (!plain || !il || !o) HARD_ERROR("out of memory");
@@ -296,9 +324,14 @@ static void check_il(uint32_t t, const uint8_t *wq, size_t w_stride, int nr, int
     CHECK(gguf_interleave_rows(t, plain, il, nr, k) == GGUF_OK, "%s interleave", ti.name);
     for (int r = 0; r < nr; r++)
         for (int i = 0; i < nb; i++) {
-            const uint8_t *at = r < whole ? il + (size_t)(r / 4) * 4 * rb + ((size_t)i * 4 + (size_t)(r % 4)) * bb
-                                          : il + (size_t)r * rb + (size_t)i * bb;
-            CHECK(memcmp(at, plain + (size_t)r * rb + (size_t)i * bb, bb) == 0,
+            const uint8_t *b = plain + (size_t)r * rb + (size_t)i * bb;
+            if (r >= whole || group == 4) {
+                const uint8_t *at = r < whole ? il + (size_t)(r / 4) * 4 * rb + ((size_t)i * 4 + (size_t)(r % 4)) * bb
+                                              : il + (size_t)r * rb + (size_t)i * bb;
+                CHECK(memcmp(at, b, bb) == 0, "%s interleaved %d rows: row %d block %d misplaced", ti.name, nr, r, i);
+                continue;
+            }
+            CHECK(il32_layout_ok(t, il + (size_t)(r / 16) * 16 * rb + (size_t)i * 16 * bb, r % 16, b),
                   "%s interleaved %d rows: row %d block %d misplaced", ti.name, nr, r, i);
         }
     for (int r = 0; r < nr; r++)
@@ -308,7 +341,7 @@ static void check_il(uint32_t t, const uint8_t *wq, size_t w_stride, int nr, int
         for (size_t i = 0; i < o_stride * (size_t)nc; i++) o[i] = -12345.0f;
         /* pass 0: one call; 1: the rows in two calls split at a group
          * boundary (the second runs to the end); 2: on packed input */
-        const int split = pass == 1 ? whole / 8 * 4 : 0;
+        const int split = pass == 1 ? whole / (2 * group) * group : 0;
         if (split)
             CHECK(gguf_matmul_il(t, il, rb, split, k, act, a_stride, nc, o, o_stride) == GGUF_OK, "%s il",
                   ti.name);
@@ -418,10 +451,12 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
             CHECK(gguf_matmul_packed(t, wq, w_stride, nr, k, out, nc, out, o_stride) ==
                       GGUF_E_UNSUPPORTED, "%s packed without a packed form", ti.name);
         }
-        /* interleaved rows: the K-quants at the VNNI level, not amx */
+        /* interleaved rows: the K-quants in fours, Q4_0, Q5_0 and Q8_0 in
+         * sixteens, at the VNNI level, not amx */
         const int k_quant = t == GGUF_T_Q4_K || t == GGUF_T_Q5_K || t == GGUF_T_Q6_K;
-        const int il_here = k_quant && l == GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
-        CHECK(gguf_matmul_il_rows(t) == (il_here ? 4 : 0), "%s at %s: interleaved rows %d", ti.name,
+        const int q32 = t == GGUF_T_Q4_0 || t == GGUF_T_Q5_0 || t == GGUF_T_Q8_0;
+        const int il_here = (k_quant || q32) && l == GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
+        CHECK(gguf_matmul_il_rows(t) == (il_here ? k_quant ? 4 : 16 : 0), "%s at %s: interleaved rows %d", ti.name,
               gguf_simd_name(l), gguf_matmul_il_rows(t));
         if (il_here) {
             void *pk = NULL;

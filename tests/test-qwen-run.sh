@@ -489,23 +489,35 @@ await_output() {
 }
 
 # --- repacked weights: the same logits and tokens as the mapped rows ---
-# (the CPU backend copies the K-quant matrices interleaved where the SIMD
-# level reads them so: avx512 with VNNI; elsewhere nothing is repacked)
+# (the CPU backend copies the K-quant, Q4_0, Q5_0 and Q8_0 matrices
+# interleaved where the SIMD level reads them so: avx512 with VNNI;
+# elsewhere nothing is repacked).  Two mixtures: small's K-quants, and
+# tiny's Q5_0 and Q8_0 (its rows of 64 and 128 take no K-quant), with an
+# output matrix of its own.
 "$SYNTH" -j 1 --size small --type q4_k_m --seed 11 -o "$tmp/q4km.gguf" 2>/dev/null || hard_error "gguf-synth failed"
-run 0 repack-logits "$RUN" -m "$tmp/q4km.gguf" -t 2 --raw -p "$prompt" --logits=40
-run 0 norepack-logits "$RUN" -m "$tmp/q4km.gguf" -t 2 --raw -p "$prompt" --logits=40 --no-repack
-check "repacked: logits with the bits of --no-repack's" cmp -s "$tmp/repack-logits.out" "$tmp/norepack-logits.out"
-check "repacked: 40 logits" [ "$(wc -l < "$tmp/repack-logits.out")" -eq 40 ]
-run 0 repack-gen "$RUN" -m "$tmp/q4km.gguf" -t 2 --temp 0 -n 24 --ignore-eos --print-ids --stats -p "$prompt"
-run 0 norepack-gen "$RUN" -m "$tmp/q4km.gguf" -t 2 --temp 0 -n 24 --ignore-eos --print-ids --stats -p "$prompt" --no-repack
-check "repacked: the same greedy tokens" cmp -s "$tmp/repack-gen.out" "$tmp/norepack-gen.out"
-check "--no-repack: nothing repacked" grep -Eq '^memory bytes: .*, repacked 0$' "$tmp/norepack-gen.err"
-if grep -q '^device: cpu: .*SIMD avx512$' "$tmp/repack-gen.err" && grep -qw avx512_vnni /proc/cpuinfo 2>/dev/null; then
-    check "repacked at avx512: some weights" grep -Eq '^memory bytes: .*, repacked [1-9][0-9]*$' "$tmp/repack-gen.err"
-    check "repacked at avx512: said on the memory line" grep -q 'MiB of them repacked in memory' "$tmp/repack-gen.err"
-else
-    check "repacked below avx512: none" grep -Eq '^memory bytes: .*, repacked 0$' "$tmp/repack-gen.err"
-fi
+"$SYNTH" -j 1 --size tiny --type q4_k_m --untied --seed 11 -o "$tmp/q4km-32.gguf" 2>/dev/null ||
+    hard_error "gguf-synth failed"
+for m in q4km q4km-32; do
+    run 0 repack-logits "$RUN" -m "$tmp/$m.gguf" -t 2 --raw -p "$prompt" --logits=40
+    run 0 norepack-logits "$RUN" -m "$tmp/$m.gguf" -t 2 --raw -p "$prompt" --logits=40 --no-repack
+    check "repacked $m: logits with the bits of --no-repack's" cmp -s "$tmp/repack-logits.out" "$tmp/norepack-logits.out"
+    check "repacked $m: 40 logits" [ "$(wc -l < "$tmp/repack-logits.out")" -eq 40 ]
+    run 0 repack-gen "$RUN" -m "$tmp/$m.gguf" -t 2 --temp 0 -n 24 --ignore-eos --print-ids --stats -p "$prompt"
+    run 0 norepack-gen "$RUN" -m "$tmp/$m.gguf" -t 2 --temp 0 -n 24 --ignore-eos --print-ids --stats -p "$prompt" --no-repack
+    check "repacked $m: the same greedy tokens" cmp -s "$tmp/repack-gen.out" "$tmp/norepack-gen.out"
+    check "--no-repack $m: nothing repacked" grep -Eq '^memory bytes: .*, repacked 0$' "$tmp/norepack-gen.err"
+    # batched: four conversations a step (products of four columns)
+    printf '%s\n' "$prompt" "second line" "a third one" "and a fourth" > "$tmp/lines4"
+    run 0 repack-batch "$RUN" -m "$tmp/$m.gguf" -t 2 --temp 0 -n 12 --ignore-eos --each-line --parallel 4 < "$tmp/lines4"
+    run 0 norepack-batch "$RUN" -m "$tmp/$m.gguf" -t 2 --temp 0 -n 12 --ignore-eos --each-line --parallel 4 --no-repack < "$tmp/lines4"
+    check "repacked $m: the same batched replies" cmp -s "$tmp/repack-batch.out" "$tmp/norepack-batch.out"
+    if grep -q '^device: cpu: .*SIMD avx512$' "$tmp/repack-gen.err" && grep -qw avx512_vnni /proc/cpuinfo 2>/dev/null; then
+        check "repacked $m at avx512: some weights" grep -Eq '^memory bytes: .*, repacked [1-9][0-9]*$' "$tmp/repack-gen.err"
+        check "repacked $m at avx512: said on the memory line" grep -q 'MiB of them repacked in memory' "$tmp/repack-gen.err"
+    else
+        check "repacked $m below avx512: none" grep -Eq '^memory bytes: .*, repacked 0$' "$tmp/repack-gen.err"
+    fi
+done
 
 # --- SIGINT stops generation, the stats are still printed ---
 "$SYNTH" -j 1 --size small --seed 7 -o "$tmp/small.gguf" 2>/dev/null || hard_error "gguf-synth failed"

@@ -199,7 +199,7 @@ void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct c
                     continue;
                 }
                 /* repacked rows where the SIMD level still reads them (r0 is
-                 * at a group of them: ROW_UNIT is a multiple of 4, and r1 a
+                 * at a group of them: ROW_UNIT is a multiple of 16, and r1 a
                  * unit's end or the matrix's) */
                 const int il = w->il && gguf_matmul_il_rows(w->type);
                 const unsigned char *wr = (const unsigned char *)(il ? w->il : w->data) + r0 * w->row_bytes;

@@ -21,8 +21,8 @@
 #
 # The decode speed is also given as GB/s of weights read (every tensor's
 # bytes, see decode_bytes in common.sh) and as a share of the read
-# bandwidth tests/bench/bench-mem measures with the same threads in the
-# same run.
+# bandwidth tests/bench/bench-mem measures with the same threads, in every
+# round of the same run (the best of both).
 #
 # Environment:
 #   BENCH_DIR        cache directory for generated models
@@ -79,9 +79,23 @@ if [ -n "${LLAMA_BENCH:-}" ]; then
     with_peer=1
 fi
 
+# bench-mem's read bandwidth with the same threads, taken in every round
+# (this machine's bandwidth moves with its neighbours' load from minute to
+# minute), the best of them against the best decode
+mem=$top_builddir/tests/bench/bench-mem
+bw=''
+membench() {
+    [ -x "$mem" ] || return 0
+    local b
+    b=$("$mem" -t "$threads" | sed -n 's/^read bandwidth: \([0-9.]*\) GB\/s.*/\1/p')
+    [ -n "$b" ] || die "$mem failed"
+    bw=$(max "$b" "$bw")
+}
+
 ours || { cat "$tmp/ours.err" >&2; die "qwen-run failed"; } # warm the page cache
 our_pp='' our_tg='' peer_pp='' peer_tg=''
 for ((r = 0; r < runs; r++)); do
+    membench
     ours || { cat "$tmp/ours.err" >&2; die "qwen-run failed"; }
     our_pp=$(max "$pp" "$our_pp")
     our_tg=$(max "$tg" "$our_tg")
@@ -94,14 +108,12 @@ done
 
 printf '  %-12s prompt %8.2f tok/s   generation %8.2f tok/s\n' qwen-run "$our_pp" "$our_tg"
 # Decode against the memory: the bytes a step reads times its speed, over
-# the read bandwidth bench-mem measures with the same threads, now.
-mem=$top_builddir/tests/bench/bench-mem
-if [ -x "$mem" ]; then
+# the best read bandwidth bench-mem measured with the same threads in the
+# rounds.
+if [ -n "$bw" ]; then
     bytes=$(decode_bytes "$model") || die "$model: cannot read its tensor sizes"
-    bw=$("$mem" -t "$threads" | sed -n 's/^read bandwidth: \([0-9.]*\) GB\/s.*/\1/p')
-    [ -n "$bw" ] || die "$mem failed"
     awk -v tg="$our_tg" -v b="$bytes" -v bw="$bw" 'BEGIN {
-        printf "  decode reads %.0f MiB a token: %.1f GB/s, %.0f%% of the %.1f GB/s bench-mem reads\n",
+        printf "  decode reads %.0f MiB a token: %.1f GB/s, %.0f%% of the %.1f GB/s bench-mem read (best of the rounds)\n",
             b / 1048576, tg * b / 1e9, 100 * tg * b / 1e9 / bw, bw }'
 else
     echo "  (tests/bench/bench-mem not built: make bench builds it; no bandwidth figures)"
