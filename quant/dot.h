@@ -139,7 +139,7 @@ extern GQ_HIDDEN const struct gq_matmul_kernels gq_matmul_amx;
 /* Products of this many columns or more go to the panel kernels. */
 #define GQ_PANEL_MIN 6
 
-/* Interleaved rows (gguf_matmul_il(), quant.h): rows r < whole (a
+/* Interleaved rows (gguf_matmul_il(), quant.h).  Q5_K: rows r < whole (a
  * multiple of GQ_IL_ROWS, counted from w) lie in groups of GQ_IL_ROWS
  * whose blocks alternate, block i of the group's rows side by side, so
  * that a one-column product reads one stream; the rows from whole on are
@@ -154,10 +154,10 @@ static inline const uint8_t *gq_il_block(const uint8_t *w, size_t w_stride, int6
     return w + (size_t)r * w_stride + (size_t)i * bb;
 }
 
-/* Q4_0, Q5_0 and Q8_0 rows interleave in groups of GQ_IL32_ROWS, laid out
+/* Q4_0, Q5_0 and Q8_0 rows interleave in groups of GQ_IL16_ROWS, laid out
  * for the VNNI products that take a row to a 32-bit lane: the group's
- * blocks i (bb bytes each) make one chunk of GQ_IL32_ROWS * bb bytes at
- * gq_il32_chunk(), where element e of row r (0 .. 15) is found as
+ * blocks i (bb bytes each) make one chunk of GQ_IL16_ROWS * bb bytes at
+ * gq_il_chunk(), where element e of row r (0 .. 15) is found as
  *   bytes 0 .. 31: the rows' scales d, fp16, row after row;
  *   Q5_0 only, bytes 32 .. 95: eight 64-bit masks, mask t (t = 0 .. 7)
  *     holding at bit 4r + j the fifth bit of element 4t + j of row r;
@@ -171,21 +171,49 @@ static inline const uint8_t *gq_il_block(const uint8_t *w, size_t w_stride, int6
  * elements of sixteen rows; eight such make the block's sums of the
  * sixteen rows, lane by lane, with no folding.  The rows past the last
  * whole group are plain. */
-#define GQ_IL32_ROWS 16
+#define GQ_IL16_ROWS 16
 #define GQ_IL32_FEW 4 /* products of 1 .. 4 columns: gq_columns_il32() */
-static inline const uint8_t *gq_il32_chunk(const uint8_t *w, size_t w_stride, int64_t g, int64_t i, size_t bb)
+static inline const uint8_t *gq_il_chunk(const uint8_t *w, size_t w_stride, int64_t g, int64_t i, size_t bb)
 {
-    return w + (size_t)g * GQ_IL32_ROWS * w_stride + (size_t)i * GQ_IL32_ROWS * bb;
+    return w + (size_t)g * GQ_IL16_ROWS * w_stride + (size_t)i * GQ_IL16_ROWS * bb;
 }
 /* Whether wtype interleaves that way. */
 static inline int gq_il32_type(uint32_t wtype)
 {
     return wtype == GGUF_T_Q4_0 || wtype == GGUF_T_Q5_0 || wtype == GGUF_T_Q8_0;
 }
+
+/* Q4_K and Q6_K rows interleave in groups of GQ_IL16_ROWS too, their
+ * blocks transposed by 32-bit words: in the chunk of the group's blocks i
+ * (gq_il_chunk()), the 64-byte vector gq_ilk_pos(wtype, j) holds word j
+ * (bytes 4j .. 4j + 3) of each row's block, row r in lane r: Q4_K's 36
+ * words (word 0: d and dmin) in order; Q6_K's 52 (ql 0-31, qh 32-47,
+ * scales 48-51) in the order its products read them: the scales, then ql
+ * words 16h + q and 16h + 8 + q with qh word 32 + 8h + q (h = 0, 1;
+ * q = 0 .. 7) three by three; then Q6_K's d, the block's last two bytes,
+ * of the 16 rows as 16 halves.  A vector's lanes hold the same quads of
+ * elements of sixteen rows, as vpdpbusd sums them with four activations
+ * broadcast: a block's sub-block sums come out row by row in the lanes,
+ * with no folding, and a row's scales side by side with the others'; and
+ * a product reads each chunk from its start to its end (Q6_K's words in
+ * block order, read in three streams and the scales from the end of the
+ * chunk, went at half that speed from memory). */
+static inline int gq_ilk_type(uint32_t wtype)
+{
+    return wtype == GGUF_T_Q4_K || wtype == GGUF_T_Q6_K;
+}
+static inline int gq_ilk_pos(uint32_t wtype, int j)
+{
+    if (wtype != GGUF_T_Q6_K) return j;
+    if (j >= 48) return j - 48;               /* the scales first */
+    if (j >= 32) return 4 + 3 * (j - 32) + 2; /* qh word 32 + 8h + q */
+    return 4 + 3 * (8 * (j / 16) + j % 8) + j % 16 / 8;
+}
+
 /* The rows of a group of wtype. */
 static inline int gq_il_group(uint32_t wtype)
 {
-    return gq_il32_type(wtype) ? GQ_IL32_ROWS : GQ_IL_ROWS;
+    return gq_il32_type(wtype) || gq_ilk_type(wtype) ? GQ_IL16_ROWS : GQ_IL_ROWS;
 }
 
 #ifdef GQ_HAVE_AVX512
@@ -202,7 +230,7 @@ GQ_HIDDEN void gq_panel_il(uint32_t wtype, int64_t whole, int64_t k, const void 
 GQ_HIDDEN void gq_packed_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
                             int64_t nrows, const void *packed, int64_t ncols, float *out, size_t out_stride);
 /* Q4_0, Q5_0 and Q8_0 on interleaved rows below whole (a multiple of
- * GQ_IL32_ROWS): 1 .. 4 columns (matmul-x86.c), more and packed
+ * GQ_IL16_ROWS): 1 .. 4 columns (matmul-x86.c), more and packed
  * (tiles32.c, VNNI); the bits of gq_vtiles32_*() on plain rows. */
 GQ_HIDDEN void gq_columns_il32(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
                                int64_t nrows, const void *act, size_t act_stride, int64_t ncols, float *out,

@@ -732,6 +732,201 @@ DEFINE_COLUMN(column_q4_k, KQ_Q4_K)
 DEFINE_COLUMN(column_q5_k, KQ_Q5_K)
 DEFINE_COLUMN(column_q6_k, KQ_Q6_K)
 
+/* Q4_K and Q6_K on interleaved rows (gq_ilk_type(), dot.h): sixteen rows
+ * in the lanes of a vector, their blocks' words transposed.  Per chunk,
+ * vpdpbusd of a vector of quants (unsigned) with four activations
+ * broadcast adds a quad of each row's elements into its lane, so a
+ * sub-block's sums come out row by row; they are multiplied by the rows'
+ * scales (vpmulld), the mins or Q6_K's -32 taken from the activations'
+ * block sums (vpdpwssd), and the float steps of kq_rows4() follow lane by
+ * lane: the same integers, the same bits, with a third of kq_rows4()'s
+ * instructions (1 thread, 512 x 1536 Q4_K in cache: 26 -> 59 GB/s).  The
+ * quants are unpacked once for ILK_FEW columns. */
+#define ILK_FEW 4
+
+/* Byte j of each dword of v, zero-extended (top: 0) or sign-extended from
+ * the dword's top byte (top: 1), as the shuffle control of vpshufb. */
+static inline __m512i ilk_byte_sel(int j, int top)
+{
+    const int b = top ? 3 : 0;
+    uint32_t ctl[4];
+    for (int k = 0; k < 4; k++) ctl[k] = (0x80808080u & ~(0xffu << (8 * b))) | (uint32_t)(4 * k + j) << (8 * b);
+    return _mm512_broadcast_i32x4(_mm_setr_epi32((int)ctl[0], (int)ctl[1], (int)ctl[2], (int)ctl[3]));
+}
+
+/* Four activations (bytes at p) in every lane. */
+static inline __m512i ilk_quad(const int8_t *p)
+{
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+/* Two int16 block sums of Q8_K activations as one lane: a low, b high. */
+static inline __m512i ilk_pair(int a, int b)
+{
+    return _mm512_set1_epi32((int)((uint32_t)(uint16_t)a | (uint32_t)(uint16_t)b << 16));
+}
+
+static inline __attribute__((always_inline)) void
+ilk_chunk_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const int nc, __m512 *acc)
+{
+    const __m512i low = _mm512_set1_epi8(0x0f), six = _mm512_set1_epi8(0x3f), m30 = _mm512_set1_epi8(0x30);
+    const __m512i w0 = _mm512_loadu_si512(c);
+    const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(w0));
+    const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(w0, 16)));
+    /* the 6-bit scales and mins of sub-blocks 0-3 and 4-7, a byte each */
+    const __m512i A = _mm512_loadu_si512(c + 64), B = _mm512_loadu_si512(c + 128), C = _mm512_loadu_si512(c + 192);
+    const __m512i sc03 = _mm512_and_si512(A, six), mn03 = _mm512_and_si512(B, six);
+    /* (a & c) | (b & m30): ternary logic 0xf8 on (a & low), b, m30 */
+    const __m512i sc47 = _mm512_ternarylogic_epi32(_mm512_and_si512(C, low), _mm512_srli_epi16(A, 2), m30, 0xf8);
+    const __m512i mn47 =
+        _mm512_ternarylogic_epi32(_mm512_and_si512(_mm512_srli_epi16(C, 4), low), _mm512_srli_epi16(B, 2), m30, 0xf8);
+    __m512i isum[ILK_FEW], imin[ILK_FEW];
+    for (int k = 0; k < nc; k++) isum[k] = imin[k] = _mm512_setzero_si512();
+    UNROLL
+    for (int p = 0; p < 4; p++) {
+        __m512i slo[ILK_FEW], shi[ILK_FEW];
+        for (int k = 0; k < nc; k++) slo[k] = shi[k] = _mm512_setzero_si512();
+        UNROLL
+        for (int q = 0; q < 8; q++) {
+            /* qs bytes 32p + 4q ..: elements 64p + 4q .. (low nibbles,
+             * sub-block 2p) and 32 further (high, 2p + 1) */
+            const __m512i x = _mm512_loadu_si512(c + 256 + 64 * (8 * p + q));
+            const __m512i lo = _mm512_and_si512(x, low), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
+            for (int k = 0; k < nc; k++) {
+                slo[k] = _mm512_dpbusd_epi32(slo[k], lo, ilk_quad(a[k]->qs + 64 * p + 4 * q));
+                shi[k] = _mm512_dpbusd_epi32(shi[k], hi, ilk_quad(a[k]->qs + 64 * p + 32 + 4 * q));
+            }
+        }
+        const int j0 = 2 * p, j1 = 2 * p + 1;
+        const __m512i s0 = _mm512_shuffle_epi8(j0 < 4 ? sc03 : sc47, ilk_byte_sel(j0 % 4, 0));
+        const __m512i s1 = _mm512_shuffle_epi8(j1 < 4 ? sc03 : sc47, ilk_byte_sel(j1 % 4, 0));
+        /* the two sub-blocks' mins as int16 pairs */
+        const __m512i mn = _mm512_or_si512(_mm512_shuffle_epi8(j0 < 4 ? mn03 : mn47, ilk_byte_sel(j0 % 4, 0)),
+                                           _mm512_slli_epi32(_mm512_shuffle_epi8(j1 < 4 ? mn03 : mn47,
+                                                                                 ilk_byte_sel(j1 % 4, 0)), 16));
+        for (int k = 0; k < nc; k++) {
+            isum[k] = _mm512_add_epi32(isum[k], _mm512_add_epi32(_mm512_mullo_epi32(slo[k], s0),
+                                                                 _mm512_mullo_epi32(shi[k], s1)));
+            const struct gq_block_q8_k *y = a[k];
+            imin[k] = _mm512_dpwssd_epi32(imin[k], mn, ilk_pair(y->bsums[4 * p] + y->bsums[4 * p + 1],
+                                                                y->bsums[4 * p + 2] + y->bsums[4 * p + 3]));
+        }
+    }
+    for (int k = 0; k < nc; k++) {
+        const __m512 ad = _mm512_set1_ps(a[k]->d);
+        acc[k] = _mm512_add_ps(acc[k], _mm512_mul_ps(_mm512_mul_ps(d, ad), _mm512_cvtepi32_ps(isum[k])));
+        acc[k] = _mm512_sub_ps(acc[k], _mm512_mul_ps(_mm512_mul_ps(dmin, ad), _mm512_cvtepi32_ps(imin[k])));
+    }
+}
+
+static inline __attribute__((always_inline)) void
+ilk_chunk_q6_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const int nc, __m512 *acc)
+{
+    const __m512i low = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+    __m512i isum[ILK_FEW], off[ILK_FEW], scv[4];
+    for (int v = 0; v < 4; v++) scv[v] = _mm512_loadu_si512(c + 64 * v); /* the scales, words 48-51 */
+    for (int k = 0; k < nc; k++) isum[k] = off[k] = _mm512_setzero_si512();
+    UNROLL
+    for (int h = 0; h < 2; h++)
+        UNROLL
+        for (int t = 0; t < 2; t++) {
+            /* sub-blocks 8h + t + 2u (u = 0 .. 3): quads q = 4t .. 4t + 3
+             * of the four quant kinds of half h */
+            __m512i sb[ILK_FEW][4];
+            for (int k = 0; k < nc; k++) sb[k][0] = sb[k][1] = sb[k][2] = sb[k][3] = _mm512_setzero_si512();
+            UNROLL
+            for (int q = 4 * t; q < 4 * t + 4; q++) {
+                /* ql words 16h + q, 16h + 8 + q, qh word 32 + 8h + q */
+                const uint8_t *v3 = c + 64 * (4 + 3 * (8 * h + q));
+                const __m512i x1 = _mm512_loadu_si512(v3), x2 = _mm512_loadu_si512(v3 + 64);
+                const __m512i hb = _mm512_loadu_si512(v3 + 128);
+                __m512i u[4];
+                /* (a & c) | b: ternary logic 0xec */
+                u[0] = _mm512_ternarylogic_epi32(x1, _mm512_and_si512(_mm512_slli_epi16(hb, 4), m30), low, 0xec);
+                u[1] = _mm512_ternarylogic_epi32(x2, _mm512_and_si512(_mm512_slli_epi16(hb, 2), m30), low, 0xec);
+                u[2] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(x1, 4), _mm512_and_si512(hb, m30), low, 0xec);
+                u[3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(x2, 4), _mm512_and_si512(_mm512_srli_epi16(hb, 2), m30),
+                                                 low, 0xec);
+                for (int k = 0; k < nc; k++)
+                    UNROLL
+                    for (int e = 0; e < 4; e++)
+                        sb[k][e] = _mm512_dpbusd_epi32(sb[k][e], u[e], ilk_quad(a[k]->qs + 128 * h + 32 * e + 4 * q));
+            }
+            UNROLL
+            for (int e = 0; e < 4; e++) {
+                const int sub = 8 * h + t + 2 * e;
+                const __m512i sc = _mm512_srai_epi32(
+                    _mm512_shuffle_epi8(scv[sub / 4], ilk_byte_sel(sub % 4, 1)), 24);
+                for (int k = 0; k < nc; k++) isum[k] = _mm512_add_epi32(isum[k], _mm512_mullo_epi32(sb[k][e], sc));
+            }
+        }
+    /* the scales (words 48-51): sc * bsum over the sub-blocks, as int16
+     * pairs (sub-blocks 4v, 4v + 2 and 4v + 1, 4v + 3) */
+    UNROLL
+    for (int v = 0; v < 4; v++) {
+        const __m512i sv = scv[v];
+        const __m512i even = _mm512_srai_epi16(_mm512_slli_epi16(sv, 8), 8), odd = _mm512_srai_epi16(sv, 8);
+        for (int k = 0; k < nc; k++) {
+            const struct gq_block_q8_k *y = a[k];
+            off[k] = _mm512_dpwssd_epi32(off[k], even, ilk_pair(y->bsums[4 * v], y->bsums[4 * v + 2]));
+            off[k] = _mm512_dpwssd_epi32(off[k], odd, ilk_pair(y->bsums[4 * v + 1], y->bsums[4 * v + 3]));
+        }
+    }
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(c + 64 * 52)));
+    for (int k = 0; k < nc; k++) {
+        const __m512i t = _mm512_sub_epi32(isum[k], _mm512_slli_epi32(off[k], 5));
+        acc[k] = _mm512_add_ps(acc[k], _mm512_mul_ps(_mm512_mul_ps(d, _mm512_set1_ps(a[k]->d)), _mm512_cvtepi32_ps(t)));
+    }
+}
+
+/* Rows 0 .. 16 * groups - 1 (interleaved) times nc <= ILK_FEW columns. */
+static inline __attribute__((always_inline)) void
+ilk_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
+            float *out, size_t out_stride, const int nc, const int type)
+{
+    const size_t bb = kq_block_bytes(type);
+    for (int64_t g = 0; g < groups; g++) {
+        const uint8_t *c = gq_il_chunk(w, w_stride, g, 0, bb);
+        __m512 acc[ILK_FEW];
+        for (int k = 0; k < nc; k++) acc[k] = _mm512_setzero_ps();
+        for (int i = 0; i < nb; i++, c += GQ_IL16_ROWS * bb) {
+            const struct gq_block_q8_k *a[ILK_FEW];
+            for (int k = 0; k < nc; k++) a[k] = (const struct gq_block_q8_k *)(act + (size_t)k * act_stride) + i;
+            if (type == KQ_Q6_K)
+                ilk_chunk_q6_k(c, a, nc, acc);
+            else
+                ilk_chunk_q4_k(c, a, nc, acc);
+        }
+        for (int k = 0; k < nc; k++) _mm512_storeu_ps(out + (size_t)k * out_stride + (size_t)g * GQ_IL16_ROWS, acc[k]);
+    }
+}
+
+/* Q4_K and Q6_K on interleaved rows below whole, fewer than GQ_PANEL_MIN
+ * columns: ILK_FEW at a time; the rows past whole plain. */
+static inline __attribute__((always_inline)) void
+ilk_matmul(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const uint8_t *act,
+           size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type)
+{
+    const int nb = (int)(k / GQ_QK_K);
+    const int64_t groups = whole / GQ_IL16_ROWS;
+    for (int64_t c = 0; c < ncols; c += ILK_FEW) {
+        const uint8_t *a = act + (size_t)c * act_stride;
+        float *o = out + (size_t)c * out_stride;
+        switch (ncols - c < ILK_FEW ? ncols - c : ILK_FEW) {
+        case 1: ilk_columns(w, w_stride, groups, nb, a, act_stride, o, out_stride, 1, type); break;
+        case 2: ilk_columns(w, w_stride, groups, nb, a, act_stride, o, out_stride, 2, type); break;
+        case 3: ilk_columns(w, w_stride, groups, nb, a, act_stride, o, out_stride, 3, type); break;
+        default: ilk_columns(w, w_stride, groups, nb, a, act_stride, o, out_stride, 4, type); break;
+        }
+    }
+    for (int64_t r = whole; r < nrows; r++)
+        for (int64_t c = 0; c < ncols; c++)
+            kq_tile512(nb, w + (size_t)r * w_stride, act + (size_t)c * act_stride, 0, 1,
+                       out + (size_t)c * out_stride + r, 0, type);
+}
+
 /* Products on interleaved rows below whole (gq_il_block()): one column a
  * group of four rows at a time, reading one stream (the hardware
  * prefetchers follow it; software prefetches only got in their way),
@@ -785,11 +980,11 @@ void gq_matmul_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_
         return;
     }
     if (wtype == GGUF_T_Q4_K)
-        kq_matmul_il(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q4_K);
+        ilk_matmul(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q4_K);
     else if (wtype == GGUF_T_Q5_K)
         kq_matmul_il(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q5_K);
     else
-        kq_matmul_il(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q6_K);
+        ilk_matmul(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q6_K);
 }
 #endif
 
@@ -1165,7 +1360,7 @@ DEFINE_COLUMN_WHOLE(q4_0, legacy_pair_q4_0, 3, struct gq_block_q4_0)
 DEFINE_COLUMN_WHOLE(q5_0, legacy_pair_q5_0, 4, struct gq_block_q5_0)
 DEFINE_COLUMN_WHOLE(q8_0, legacy_pair_q8_0, 7, struct gq_block_q8_0)
 
-/* Q4_0, Q5_0 and Q8_0 on interleaved rows (gq_il32_chunk(), dot.h), one
+/* Q4_0, Q5_0 and Q8_0 on interleaved rows (gq_il_chunk(), dot.h), one
  * to GQ_IL32_FEW columns: a group's sixteen rows in the lanes of one
  * vector, each chunk's weights unpacked once for all the columns, eight
  * vpdpbusd a column, from -o times the sum of its block's activations
@@ -1204,12 +1399,12 @@ il32_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const ui
             il32_act((const struct gq_block_q8_0 *)(act + (size_t)c * act_stride), i0, n, il32_log2_offset(type),
                      bias[c], da[c]);
         for (int64_t g = 0; g < groups; g++) {
-            const uint8_t *ch = gq_il32_chunk(w, w_stride, g, i0, bb);
-            float *o = out + (size_t)g * GQ_IL32_ROWS;
+            const uint8_t *ch = gq_il_chunk(w, w_stride, g, i0, bb);
+            float *o = out + (size_t)g * GQ_IL16_ROWS;
             __m512 acc[GQ_IL32_FEW];
             for (int c = 0; c < nc; c++)
                 acc[c] = i0 ? _mm512_loadu_ps(o + (size_t)c * out_stride) : _mm512_setzero_ps();
-            for (int i = 0; i < n; i++, ch += GQ_IL32_ROWS * bb) {
+            for (int i = 0; i < n; i++, ch += GQ_IL16_ROWS * bb) {
                 __m512i v[8];
                 il32_weights(ch, v, type);
                 const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)ch));
@@ -1234,10 +1429,10 @@ il32_type(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t n
 {
     const int nb = (int)(k / GQ_QK);
     switch (ncols) {
-    case 1: il32_columns(w, w_stride, whole / GQ_IL32_ROWS, nb, act, act_stride, out, out_stride, 1, type); break;
-    case 2: il32_columns(w, w_stride, whole / GQ_IL32_ROWS, nb, act, act_stride, out, out_stride, 2, type); break;
-    case 3: il32_columns(w, w_stride, whole / GQ_IL32_ROWS, nb, act, act_stride, out, out_stride, 3, type); break;
-    case 4: il32_columns(w, w_stride, whole / GQ_IL32_ROWS, nb, act, act_stride, out, out_stride, 4, type); break;
+    case 1: il32_columns(w, w_stride, whole / GQ_IL16_ROWS, nb, act, act_stride, out, out_stride, 1, type); break;
+    case 2: il32_columns(w, w_stride, whole / GQ_IL16_ROWS, nb, act, act_stride, out, out_stride, 2, type); break;
+    case 3: il32_columns(w, w_stride, whole / GQ_IL16_ROWS, nb, act, act_stride, out, out_stride, 3, type); break;
+    case 4: il32_columns(w, w_stride, whole / GQ_IL16_ROWS, nb, act, act_stride, out, out_stride, 4, type); break;
     default: break;
     }
     /* the rows past the last group, plain */

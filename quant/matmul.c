@@ -211,13 +211,13 @@ static int64_t il_block_elems(uint32_t wtype)
 }
 
 /* Group g of the rows at s (row bytes each) into its chunks at d
- * (gq_il32_chunk(), dot.h). */
+ * (gq_il_chunk(), dot.h). */
 static void interleave32(uint32_t wtype, const uint8_t *s, size_t row, uint8_t *d, int64_t nb)
 {
     const size_t bb = (size_t)gguf_row_bytes(wtype, GQ_QK);
     for (int64_t i = 0; i < nb; i++) {
-        uint8_t *c = d + (size_t)i * GQ_IL32_ROWS * bb;
-        for (int r = 0; r < GQ_IL32_ROWS; r++) {
+        uint8_t *c = d + (size_t)i * GQ_IL16_ROWS * bb;
+        for (int r = 0; r < GQ_IL16_ROWS; r++) {
             const uint8_t *b = s + (size_t)r * row + (size_t)i * bb;
             memcpy(c + 2 * r, b, 2); /* d */
             if (wtype == GGUF_T_Q8_0) {
@@ -238,6 +238,21 @@ static void interleave32(uint32_t wtype, const uint8_t *s, size_t row, uint8_t *
     }
 }
 
+/* The same for Q4_K and Q6_K: each chunk the blocks' words transposed
+ * (dot.h, gq_ilk_type()). */
+static void interleave_k(uint32_t wtype, const uint8_t *s, size_t row, uint8_t *d, int64_t nb)
+{
+    const size_t bb = (size_t)gguf_row_bytes(wtype, GQ_QK_K), words = bb / 4;
+    for (int64_t i = 0; i < nb; i++) {
+        uint8_t *c = d + (size_t)i * GQ_IL16_ROWS * bb;
+        for (int r = 0; r < GQ_IL16_ROWS; r++) {
+            const uint8_t *b = s + (size_t)r * row + (size_t)i * bb;
+            for (size_t j = 0; j < words; j++) memcpy(c + 64 * (size_t)gq_ilk_pos(wtype, (int)j) + 4 * (size_t)r, b + 4 * j, 4);
+            if (bb % 4) memcpy(c + 64 * words + 2 * (size_t)r, b + 4 * words, 2); /* Q6_K's d */
+        }
+    }
+}
+
 int gguf_interleave_rows(uint32_t wtype, const void *src, void *dst, int64_t nrows, int64_t k)
 {
     if (!gguf_matmul_il_rows(wtype)) return GGUF_E_UNSUPPORTED;
@@ -248,9 +263,10 @@ int gguf_interleave_rows(uint32_t wtype, const void *src, void *dst, int64_t nro
     const int64_t whole = nrows - nrows % group;
     const uint8_t *s = src;
     uint8_t *d = dst;
-    if (gq_il32_type(wtype))
+    if (gq_il32_type(wtype) || gq_ilk_type(wtype))
         for (int64_t g = 0; g < whole / group; g++)
-            interleave32(wtype, s + (size_t)g * group * row, row, d + (size_t)g * group * row, k / qk);
+            (gq_il32_type(wtype) ? interleave32 : interleave_k)(wtype, s + (size_t)g * group * row, row,
+                                                               d + (size_t)g * group * row, k / qk);
     else
         for (int64_t r = 0; r < whole; r++)
             for (int64_t i = 0; i < k / qk; i++)

@@ -283,10 +283,11 @@ tile_rows(__m512 *acc, const struct wblock *u, const struct panel_block *pb)
 #endif
 
 /* The rows r0 .. r1 - 1 over chunk blocks i0 .. i0 + n - 1: run[r - r0]
- * holds their running sums; rows below whole interleaved (gq_il_block()). */
+ * holds their running sums; rows below whole interleaved (Q5_K:
+ * gq_il_block(); Q4_K, Q6_K: see chunk_rows()). */
 static inline __attribute__((always_inline)) void
-chunk_rows(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r0, int64_t r1,
-           const struct panel_block *pb, int i0, int n, float (*run)[PANEL], const int type)
+chunk_rows_at(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r0, int64_t r1,
+              const struct panel_block *pb, int i0, int n, float (*run)[PANEL], const int type)
 {
     const size_t block_bytes = type == GGUF_T_Q4_K   ? sizeof(struct gq_block_q4_k)
                                : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
@@ -323,6 +324,59 @@ chunk_rows(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r0, int64_t
         }
         for (int j = 0; j < nr; j++) _mm512_storeu_ps(run[r - r0 + j], acc[j]);
     }
+}
+
+#ifndef GQ_PANEL_AMX
+/* Blocks of 16 interleaved Q4_K or Q6_K rows (gq_ilk_type()) made plain
+ * at a time, on the stack. */
+#define ILK_SET 8
+
+/* The n chunks from c (16 interleaved rows' blocks each) as 16 plain rows
+ * of n blocks at dst (row r at dst + r * n * bb). */
+static void ilk_plain(uint32_t type, const uint8_t *c, int n, size_t bb, uint8_t *dst)
+{
+    const int words = (int)(bb / 4);
+    for (int i = 0; i < n; i++, c += GQ_IL16_ROWS * bb)
+        for (int j0 = 0; j0 < words; j0 += 16) {
+            const int m = words - j0 < 16 ? words - j0 : 16;
+            __m512i v[16], rows[16];
+            for (int j = 0; j < 16; j++) v[j] = j < m ? _mm512_loadu_si512(c + 64 * gq_ilk_pos(type, j0 + j)) : _mm512_setzero_si512();
+            transpose16(v, rows);
+            for (int r = 0; r < GQ_IL16_ROWS; r++)
+                _mm512_mask_storeu_epi32(dst + ((size_t)r * n + i) * bb + 4 * (size_t)j0, (__mmask16)((1u << m) - 1),
+                                         rows[r]);
+        }
+    if (bb % 4) /* Q6_K's d, after the words */
+        for (int i = 0; i < n; i++)
+            for (int r = 0; r < GQ_IL16_ROWS; r++)
+                memcpy(dst + ((size_t)r * n + i) * bb + bb - 2,
+                       c - (size_t)(n - i) * GQ_IL16_ROWS * bb + 64 * (size_t)words + 2 * (size_t)r, 2);
+}
+#endif
+
+/* chunk_rows_at(), with Q4_K's and Q6_K's interleaved rows below whole
+ * (whole and r0 multiples of 16) made plain ILK_SET blocks at a time. */
+static inline __attribute__((always_inline)) void
+chunk_rows(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r0, int64_t r1,
+           const struct panel_block *pb, int i0, int n, float (*run)[PANEL], const int type)
+{
+#ifndef GQ_PANEL_AMX
+    if (gq_ilk_type((uint32_t)type) && r0 < whole) {
+        const size_t bb = type == GGUF_T_Q4_K ? sizeof(struct gq_block_q4_k) : sizeof(struct gq_block_q6_k);
+        uint8_t plain[GQ_IL16_ROWS * ILK_SET * sizeof(struct gq_block_q6_k)] __attribute__((aligned(64)));
+        const int64_t end = r1 < whole ? r1 : whole;
+        for (int64_t r = r0; r < end; r += GQ_IL16_ROWS)
+            for (int i = 0; i < n; i += ILK_SET) {
+                const int m = n - i < ILK_SET ? n - i : ILK_SET;
+                ilk_plain((uint32_t)type, gq_il_chunk(w, w_stride, r / GQ_IL16_ROWS, i0 + i, bb), m, bb, plain);
+                chunk_rows_at(plain, (size_t)m * bb, 0, 0, GQ_IL16_ROWS, pb + i, 0, m, run + (r - r0), type);
+            }
+        if (end == r1) return;
+        run += end - r0;
+        r0 = end;
+    }
+#endif
+    chunk_rows_at(w, w_stride, whole, r0, r1, pb, i0, n, run, type);
 }
 
 static inline __attribute__((always_inline)) void

@@ -147,7 +147,7 @@ unpack_rows(int8_t (*wq)[TR][32], float (*wd)[TR], const uint8_t *w, size_t w_st
     }
 }
 
-/* The same from a group of interleaved rows (gq_il32_chunk(), dot.h):
+/* The same from a group of interleaved rows (gq_il_chunk(), dot.h):
  * blocks i0 .. i0 + n - 1 of its sixteen rows, from chunk c (block i0's). */
 static inline __attribute__((always_inline)) void unpack_rows_il(int8_t (*wq)[TR][32], float (*wd)[TR],
                                                                 const uint8_t *c, int n, const int type)
@@ -161,7 +161,7 @@ static inline __attribute__((always_inline)) void unpack_rows_il(int8_t (*wq)[TR
 #else
     const __m512i to = _mm512_set1_epi8((char)(128 - (1 << il32_log2_offset(type))));
 #endif
-    for (int i = 0; i < n; i++, c += GQ_IL32_ROWS * bb) {
+    for (int i = 0; i < n; i++, c += GQ_IL16_ROWS * bb) {
         __m512i v[16], rows[16];
         il32_weights(c, v, type);
         for (int t = 0; t < 8; t++) v[t] = _mm512_add_epi8(v[t], to);
@@ -310,7 +310,7 @@ static inline __attribute__((always_inline)) void unpack(int8_t (*wq)[TR][32], f
                       : type == GGUF_T_Q5_0 ? sizeof(struct gq_block_q5_0)
                                             : sizeof(struct gq_block_q8_0);
     if (rt < whole)
-        unpack_rows_il(wq, wd, gq_il32_chunk(w, w_stride, rt / GQ_IL32_ROWS, i0, bb), n, type);
+        unpack_rows_il(wq, wd, gq_il_chunk(w, w_stride, rt / GQ_IL16_ROWS, i0, bb), n, type);
     else
         unpack_rows(wq, wd, (const uint8_t *)w + (size_t)rt * w_stride, w_stride, nr, i0, n, type);
 }

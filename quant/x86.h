@@ -195,7 +195,7 @@ static inline int il32_log2_offset(const int type)
     return type == GGUF_T_Q4_0 ? 3 : type == GGUF_T_Q5_0 ? 4 : 7;
 }
 
-/* A chunk of sixteen interleaved rows' blocks (gq_il32_chunk(), dot.h):
+/* A chunk of sixteen interleaved rows' blocks (gq_il_chunk(), dot.h):
  * v[t] lane r = elements 4t .. 4t + 3 of row r as unsigned bytes q + o. */
 static inline __attribute__((always_inline)) void il32_weights(const uint8_t *c, __m512i v[8], const int type)
 {

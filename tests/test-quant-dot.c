@@ -284,7 +284,7 @@ static void test_pairs(void)
  * product of act at this level: the same bits, padding untouched; the
  * layout as quant.h draws it, and rows split between calls at a group. */
 /* Whether row r's block b lies in the chunk c of its group of sixteen
- * interleaved rows of Q4_0, Q5_0 or Q8_0 as quant/dot.h (gq_il32_chunk())
+ * interleaved rows of Q4_0, Q5_0 or Q8_0 as quant/dot.h (gq_il_chunk())
  * lays them out. */
 static int il32_layout_ok(uint32_t t, const uint8_t *c, int r, const uint8_t *b)
 {
@@ -311,6 +311,24 @@ static int il32_layout_ok(uint32_t t, const uint8_t *c, int r, const uint8_t *b)
     return 1;
 }
 
+/* The same for Q4_K and Q6_K: the block's words transposed (Q6_K's in the
+ * order its products read them), Q6_K's d after them. */
+static int ilk_layout_ok(uint32_t t, const uint8_t *c, int r, const uint8_t *b)
+{
+    const int bb = t == GGUF_T_Q4_K ? 144 : 210, words = bb / 4;
+    for (int j = 0; j < words; j++) {
+        /* Q6_K: the scales (words 48-51) at vectors 0-3, then ql words
+         * 16h + q, 16h + 8 + q and qh word 32 + 8h + q at vectors
+         * 4 + 3(8h + q) + 0, 1, 2 */
+        int at = j;
+        if (t == GGUF_T_Q6_K && j < 32) at = 4 + 3 * (8 * (j / 16) + j % 8) + (j % 16 >= 8);
+        if (t == GGUF_T_Q6_K && j >= 32 && j < 48) at = 4 + 3 * (8 * ((j - 32) / 8) + (j - 32) % 8) + 2;
+        if (t == GGUF_T_Q6_K && j >= 48) at = j - 48;
+        if (memcmp(c + 64 * at + 4 * r, b + 4 * j, 4) != 0) return 0;
+    }
+    return bb % 4 == 0 || memcmp(c + 64 * words + 2 * r, b + bb - 2, 2) == 0;
+}
+
 static void check_il(uint32_t t, const uint8_t *wq, size_t w_stride, int nr, int k, const uint8_t *act,
                      size_t a_stride, int nc, const float *out, size_t o_stride, const void *pk)
 {
@@ -331,7 +349,8 @@ static void check_il(uint32_t t, const uint8_t *wq, size_t w_stride, int nr, int
                 CHECK(memcmp(at, b, bb) == 0, "%s interleaved %d rows: row %d block %d misplaced", ti.name, nr, r, i);
                 continue;
             }
-            CHECK(il32_layout_ok(t, il + (size_t)(r / 16) * 16 * rb + (size_t)i * 16 * bb, r % 16, b),
+            CHECK((t == GGUF_T_Q4_K || t == GGUF_T_Q6_K ? ilk_layout_ok : il32_layout_ok)(
+                      t, il + (size_t)(r / 16) * 16 * rb + (size_t)i * 16 * bb, r % 16, b),
                   "%s interleaved %d rows: row %d block %d misplaced", ti.name, nr, r, i);
         }
     for (int r = 0; r < nr; r++)
@@ -451,12 +470,12 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
             CHECK(gguf_matmul_packed(t, wq, w_stride, nr, k, out, nc, out, o_stride) ==
                       GGUF_E_UNSUPPORTED, "%s packed without a packed form", ti.name);
         }
-        /* interleaved rows: the K-quants in fours, Q4_0, Q5_0 and Q8_0 in
-         * sixteens, at the VNNI level, not amx */
+        /* interleaved rows: Q5_K in fours, Q4_K, Q6_K, Q4_0, Q5_0 and Q8_0
+         * in sixteens, at the VNNI level, not amx */
         const int k_quant = t == GGUF_T_Q4_K || t == GGUF_T_Q5_K || t == GGUF_T_Q6_K;
         const int q32 = t == GGUF_T_Q4_0 || t == GGUF_T_Q5_0 || t == GGUF_T_Q8_0;
         const int il_here = (k_quant || q32) && l == GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
-        CHECK(gguf_matmul_il_rows(t) == (il_here ? k_quant ? 4 : 16 : 0), "%s at %s: interleaved rows %d", ti.name,
+        CHECK(gguf_matmul_il_rows(t) == (il_here ? t == GGUF_T_Q5_K ? 4 : 16 : 0), "%s at %s: interleaved rows %d", ti.name,
               gguf_simd_name(l), gguf_matmul_il_rows(t));
         if (il_here) {
             void *pk = NULL;
