@@ -159,7 +159,7 @@ static inline __m256i q8_0_weights(const uint8_t *row, int i, float *d, float *m
 
 #ifdef __AVX512F__
 /* out[t] lane c = r[c] lane t: the transpose of 16 x 16 dwords. */
-static inline void transpose16(const __m512i r[16], __m512i out[16])
+static inline __attribute__((always_inline)) void transpose16(const __m512i r[16], __m512i out[16])
 {
     __m512i t[16], u[16];
     for (int i = 0; i < 8; i++) {
