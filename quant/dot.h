@@ -139,25 +139,20 @@ extern GQ_HIDDEN const struct gq_matmul_kernels gq_matmul_amx;
 /* Products of this many columns or more go to the panel kernels. */
 #define GQ_PANEL_MIN 6
 
-/* Interleaved rows (gguf_matmul_il(), quant.h).  Q5_K: rows r < whole (a
- * multiple of GQ_IL_ROWS, counted from w) lie in groups of GQ_IL_ROWS
- * whose blocks alternate, block i of the group's rows side by side, so
- * that a one-column product reads one stream; the rows from whole on are
- * plain.  Where row r's block i (of bb bytes) lies, w_stride being the
- * bytes of a row: */
-#define GQ_IL_ROWS 4
-static inline const uint8_t *gq_il_block(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r,
-                                         int64_t i, size_t bb)
+/* Interleaved rows (gguf_matmul_il(), quant.h): rows r < whole (a
+ * multiple of GQ_IL16_ROWS, counted from w) lie in groups of sixteen, the
+ * group's blocks i in one chunk (the layouts below), so that a product
+ * reads one stream, and the sixteen rows take the lanes of a vector; the
+ * rows from whole on are plain.  Chunk i of group g, w_stride being the
+ * bytes of a row and bb those of a block: */
+#define GQ_IL16_ROWS 16
+static inline const uint8_t *gq_il_chunk(const uint8_t *w, size_t w_stride, int64_t g, int64_t i, size_t bb)
 {
-    if (r < whole)
-        return w + (size_t)(r - r % GQ_IL_ROWS) * w_stride + ((size_t)i * GQ_IL_ROWS + (size_t)(r % GQ_IL_ROWS)) * bb;
-    return w + (size_t)r * w_stride + (size_t)i * bb;
+    return w + (size_t)g * GQ_IL16_ROWS * w_stride + (size_t)i * GQ_IL16_ROWS * bb;
 }
 
-/* Q4_0, Q5_0 and Q8_0 rows interleave in groups of GQ_IL16_ROWS, laid out
- * for the VNNI products that take a row to a 32-bit lane: the group's
- * blocks i (bb bytes each) make one chunk of GQ_IL16_ROWS * bb bytes at
- * gq_il_chunk(), where element e of row r (0 .. 15) is found as
+/* Q4_0, Q5_0 and Q8_0: in chunk i of a group, element e of block i of
+ * row r (0 .. 15) is found as
  *   bytes 0 .. 31: the rows' scales d, fp16, row after row;
  *   Q5_0 only, bytes 32 .. 95: eight 64-bit masks, mask t (t = 0 .. 7)
  *     holding at bit 4r + j the fifth bit of element 4t + j of row r;
@@ -171,23 +166,17 @@ static inline const uint8_t *gq_il_block(const uint8_t *w, size_t w_stride, int6
  * elements of sixteen rows; eight such make the block's sums of the
  * sixteen rows, lane by lane, with no folding.  The rows past the last
  * whole group are plain. */
-#define GQ_IL16_ROWS 16
 #define GQ_IL32_FEW 4 /* products of 1 .. 4 columns: gq_columns_il32() */
-static inline const uint8_t *gq_il_chunk(const uint8_t *w, size_t w_stride, int64_t g, int64_t i, size_t bb)
-{
-    return w + (size_t)g * GQ_IL16_ROWS * w_stride + (size_t)i * GQ_IL16_ROWS * bb;
-}
 /* Whether wtype interleaves that way. */
 static inline int gq_il32_type(uint32_t wtype)
 {
     return wtype == GGUF_T_Q4_0 || wtype == GGUF_T_Q5_0 || wtype == GGUF_T_Q8_0;
 }
 
-/* Q4_K and Q6_K rows interleave in groups of GQ_IL16_ROWS too, their
- * blocks transposed by 32-bit words: in the chunk of the group's blocks i
- * (gq_il_chunk()), the 64-byte vector gq_ilk_pos(wtype, j) holds word j
- * (bytes 4j .. 4j + 3) of each row's block, row r in lane r: Q4_K's 36
- * words (word 0: d and dmin) in order; Q6_K's 52 (ql 0-31, qh 32-47,
+/* Q4_K, Q5_K and Q6_K: a chunk holds its blocks transposed by 32-bit
+ * words, the 64-byte vector gq_ilk_pos(wtype, j) word j (bytes 4j ..
+ * 4j + 3) of each row's block, row r in lane r: Q4_K's 36 words (word 0:
+ * d and dmin) and Q5_K's 44 in order; Q6_K's 52 (ql 0-31, qh 32-47,
  * scales 48-51) in the order its products read them: the scales, then ql
  * words 16h + q and 16h + 8 + q with qh word 32 + 8h + q (h = 0, 1;
  * q = 0 .. 7) three by three; then Q6_K's d, the block's last two bytes,
@@ -200,7 +189,7 @@ static inline int gq_il32_type(uint32_t wtype)
  * chunk, went at half that speed from memory). */
 static inline int gq_ilk_type(uint32_t wtype)
 {
-    return wtype == GGUF_T_Q4_K || wtype == GGUF_T_Q6_K;
+    return wtype == GGUF_T_Q4_K || wtype == GGUF_T_Q5_K || wtype == GGUF_T_Q6_K;
 }
 static inline int gq_ilk_pos(uint32_t wtype, int j)
 {
@@ -210,11 +199,7 @@ static inline int gq_ilk_pos(uint32_t wtype, int j)
     return 4 + 3 * (8 * (j / 16) + j % 8) + j % 16 / 8;
 }
 
-/* The rows of a group of wtype. */
-static inline int gq_il_group(uint32_t wtype)
-{
-    return gq_il32_type(wtype) || gq_ilk_type(wtype) ? GQ_IL16_ROWS : GQ_IL_ROWS;
-}
+
 
 #ifdef GQ_HAVE_AVX512
 /* Q4_K, Q5_K and Q6_K products on interleaved rows below `whole` (VNNI):

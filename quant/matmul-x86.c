@@ -468,65 +468,45 @@ static inline __m256i kq_finish(__m512i isum, __m256i m16, __m256i bsums, __m256
 }
 
 /* k4_tile() and q6k_tile() with 512-bit products: the halves of the sums
- * are added into their 8 lanes, which then hold the same numbers.  R rows
- * (1, or an interleaved group of 4: gq_il_block()) block after block,
- * block i of row j at row + j * rstep + i * bstep, each row's sums as it
- * would have them alone. */
-static inline __attribute__((always_inline)) void
-kq_tile512r(int nb, const uint8_t *row, size_t rstep, size_t bstep, const int R, const uint8_t *act,
-            size_t act_stride, const int C, float *out, size_t out_stride, const int type)
-{
-    float acc[GQ_IL_ROWS][MAX_TILE];
-    UNROLL
-    for (int j = 0; j < R; j++) {
-        UNROLL
-        for (int c = 0; c < C; c++) acc[j][c] = 0.0f;
-    }
-    for (int i = 0; i < nb; i++) {
-        UNROLL
-        for (int j = 0; j < R; j++) {
-            const uint8_t *blk = row + (size_t)j * rstep + (size_t)i * bstep;
-            const struct kq512 u = kq_unpack512(blk, type);
-            __m512i isum[MAX_TILE][4];
-            UNROLL
-            for (int c = 0; c < C; c++) {
-                for (int a = 0; a < NACC(C); a++) isum[c][a] = _mm512_setzero_si512();
-            }
-            UNROLL
-            for (int p = 0; p < 4; p++) {
-                UNROLL
-                for (int c = 0; c < C; c++) {
-                    const int8_t *y = act_block(act, act_stride, c, i)->qs + 64 * p;
-                    __m512i *sa = &isum[c][p % NACC(C)];
-                    *sa = _mm512_dpwssd_epi32(*sa, _mm512_maddubs_epi16(u.x[p], _mm512_loadu_si512(y)), u.s[p]);
-                }
-            }
-            const float d = _cvtsh_ss(kq_d(blk, type)), dmin = _cvtsh_ss(kq_dmin(blk, type));
-            UNROLL
-            for (int c = 0; c < C; c++) {
-                for (int a = 1; a < NACC(C); a++) isum[c][0] = _mm512_add_epi32(isum[c][0], isum[c][a]);
-                const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
-                __m256i imin;
-                const __m256i t =
-                    kq_finish(isum[c][0], u.m16, _mm256_loadu_si256((const __m256i *)a->bsums), &imin, type);
-                acc[j][c] = type == KQ_Q6_K ? k_block_step(acc[j][c], t, d, a->d)
-                                            : k_block_step_mins(acc[j][c], t, imin, d, dmin, a->d);
-            }
-        }
-    }
-    UNROLL
-    for (int j = 0; j < R; j++) {
-        UNROLL
-        for (int c = 0; c < C; c++) out[(size_t)c * out_stride + (size_t)j] = acc[j][c];
-    }
-}
-
-/* The same on a plain row. */
+ * are added into their 8 lanes, which then hold the same numbers. */
 static inline __attribute__((always_inline)) void
 kq_tile512(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, const int C,
            float *out, size_t out_stride, const int type)
 {
-    kq_tile512r(nb, row, 0, kq_block_bytes(type), 1, act, act_stride, C, out, out_stride, type);
+    const size_t bb = kq_block_bytes(type);
+    float acc[MAX_TILE];
+    UNROLL
+    for (int c = 0; c < C; c++) acc[c] = 0.0f;
+    for (int i = 0; i < nb; i++) {
+        const uint8_t *blk = row + (size_t)i * bb;
+        const struct kq512 u = kq_unpack512(blk, type);
+        __m512i isum[MAX_TILE][4];
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            for (int a = 0; a < NACC(C); a++) isum[c][a] = _mm512_setzero_si512();
+        }
+        UNROLL
+        for (int p = 0; p < 4; p++) {
+            UNROLL
+            for (int c = 0; c < C; c++) {
+                const int8_t *y = act_block(act, act_stride, c, i)->qs + 64 * p;
+                __m512i *sa = &isum[c][p % NACC(C)];
+                *sa = _mm512_dpwssd_epi32(*sa, _mm512_maddubs_epi16(u.x[p], _mm512_loadu_si512(y)), u.s[p]);
+            }
+        }
+        const float d = _cvtsh_ss(kq_d(blk, type)), dmin = _cvtsh_ss(kq_dmin(blk, type));
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            for (int a = 1; a < NACC(C); a++) isum[c][0] = _mm512_add_epi32(isum[c][0], isum[c][a]);
+            const struct gq_block_q8_k *a = act_block(act, act_stride, c, i);
+            __m256i imin;
+            const __m256i t = kq_finish(isum[c][0], u.m16, _mm256_loadu_si256((const __m256i *)a->bsums), &imin, type);
+            acc[c] = type == KQ_Q6_K ? k_block_step(acc[c], t, d, a->d)
+                                     : k_block_step_mins(acc[c], t, imin, d, dmin, a->d);
+        }
+    }
+    UNROLL
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = acc[c];
 }
 
 /* How far ahead (bytes) a one-column product asks for its weights: the
@@ -657,23 +637,21 @@ static inline __attribute__((always_inline)) void kq_acts(__m512i *ya, const __m
     }
 }
 
-/* out[r] = rows r (r < 4, from w0, stride w_stride; il: a group of
- * interleaved rows, see gq_il_block()) times one activation column: for four rows at once, which share the activation loads, the
+/* out[r] = rows r (r < 4, from w0, stride w_stride) times one activation
+ * column: for four rows at once, which share the activation loads, the
  * horizontal sums (sum8x8()) and the float steps, taken in the 4 lanes of
  * a vector exactly as kq_tile512() takes them in one: the same integers
  * (kq_unpack_dp()), the same bits, and four independent chains of work
  * per block.  (Q6_K's zero mins term takes nothing away: x - 0 is x.) */
 static inline __attribute__((always_inline)) void
-kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const int il, const uint8_t *act, float *out,
-         const int type)
+kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const uint8_t *act, float *out, const int type)
 {
     const __m256i even_odd = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
     const size_t bb = kq_block_bytes(type);
-    const size_t rstep = il ? bb : w_stride, bstep = il ? GQ_IL_ROWS * bb : bb;
     const char *pf = prefetch_start(w0, w_stride);
     __m128 acc = _mm_setzero_ps();
     for (int i = 0; i < nb; i++) {
-        if (!il) prefetch_blocks(pf, i, bb);
+        prefetch_blocks(pf, i, bb);
         const struct gq_block_q8_k *a = (const struct gq_block_q8_k *)act + i;
         __m512i y[4], ya[4];
         UNROLL
@@ -686,7 +664,7 @@ kq_rows4(int nb, const uint8_t *w0, size_t w_stride, const int il, const uint8_t
         int32_t ddw[4];
         UNROLL
         for (int r = 0; r < 4; r++) {
-            const uint8_t *blk = w0 + (size_t)r * rstep + (size_t)i * bstep;
+            const uint8_t *blk = w0 + (size_t)r * w_stride + (size_t)i * bb;
             ddw[r] = (int32_t)(kq_d(blk, type) | (uint32_t)kq_dmin(blk, type) << 16);
             const struct kqd u = kq_unpack_dp(blk, type);
             __m512i l[4];
@@ -717,7 +695,7 @@ kq_column(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *
     const int nb = (int)(k / GQ_QK_K);
     const uint8_t *wb = w;
     int64_t r = 0;
-    for (; r + 4 <= nrows; r += 4) kq_rows4(nb, wb + (size_t)r * w_stride, w_stride, 0, act, out + r, type);
+    for (; r + 4 <= nrows; r += 4) kq_rows4(nb, wb + (size_t)r * w_stride, w_stride, act, out + r, type);
     for (; r < nrows; r++) kq_tile512(nb, wb + (size_t)r * w_stride, act, 0, 1, out + r, 0, type);
 }
 
@@ -768,8 +746,9 @@ static inline __m512i ilk_pair(int a, int b)
     return _mm512_set1_epi32((int)((uint32_t)(uint16_t)a | (uint32_t)(uint16_t)b << 16));
 }
 
+/* Q4_K (five 0) or Q5_K (five 1: its qh words 4-11 before the qs). */
 static inline __attribute__((always_inline)) void
-ilk_chunk_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const int nc, __m512 *acc)
+ilk_chunk_q45_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const int nc, __m512 *acc, const int five)
 {
     const __m512i low = _mm512_set1_epi8(0x0f), six = _mm512_set1_epi8(0x3f), m30 = _mm512_set1_epi8(0x30);
     const __m512i w0 = _mm512_loadu_si512(c);
@@ -792,8 +771,18 @@ ilk_chunk_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const int
         for (int q = 0; q < 8; q++) {
             /* qs bytes 32p + 4q ..: elements 64p + 4q .. (low nibbles,
              * sub-block 2p) and 32 further (high, 2p + 1) */
-            const __m512i x = _mm512_loadu_si512(c + 256 + 64 * (8 * p + q));
-            const __m512i lo = _mm512_and_si512(x, low), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
+            const __m512i x = _mm512_loadu_si512(c + (five ? 768 : 256) + 64 * (8 * p + q));
+            __m512i lo = _mm512_and_si512(x, low), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
+            if (five) {
+                /* the fifth bits: bits 2p and 2p + 1 of qh bytes 4q .. */
+                const __m512i h = _mm512_loadu_si512(c + 256 + 64 * q), b4 = _mm512_set1_epi8(0x10);
+                const __m512i hl = 4 - 2 * p >= 0 ? _mm512_slli_epi16(h, (unsigned)(4 - 2 * p))
+                                                  : _mm512_srli_epi16(h, (unsigned)(2 * p - 4));
+                const __m512i hh = 3 - 2 * p >= 0 ? _mm512_slli_epi16(h, (unsigned)(3 - 2 * p))
+                                                  : _mm512_srli_epi16(h, (unsigned)(2 * p - 3));
+                lo = _mm512_ternarylogic_epi32(lo, hl, b4, 0xf8); /* a | (b & c) */
+                hi = _mm512_ternarylogic_epi32(hi, hh, b4, 0xf8);
+            }
             for (int k = 0; k < nc; k++) {
                 slo[k] = _mm512_dpbusd_epi32(slo[k], lo, ilk_quad(a[k]->qs + 64 * p + 4 * q));
                 shi[k] = _mm512_dpbusd_epi32(shi[k], hi, ilk_quad(a[k]->qs + 64 * p + 32 + 4 * q));
@@ -897,7 +886,7 @@ ilk_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uin
             if (type == KQ_Q6_K)
                 ilk_chunk_q6_k(c, a, nc, acc);
             else
-                ilk_chunk_q4_k(c, a, nc, acc);
+                ilk_chunk_q45_k(c, a, nc, acc, type == KQ_Q5_K);
         }
         for (int k = 0; k < nc; k++) _mm512_storeu_ps(out + (size_t)k * out_stride + (size_t)g * GQ_IL16_ROWS, acc[k]);
     }
@@ -927,54 +916,9 @@ ilk_matmul(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t 
                        out + (size_t)c * out_stride + r, 0, type);
 }
 
-/* Products on interleaved rows below whole (gq_il_block()): one column a
- * group of four rows at a time, reading one stream (the hardware
- * prefetchers follow it; software prefetches only got in their way),
- * 2 .. GQ_PANEL_MIN - 1 columns row by row, more on the panels; each
- * with the integers and bits of its plain-row kernel. */
-static inline __attribute__((always_inline)) void
-kq_matmul_il(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const uint8_t *act,
-             size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type)
-{
-    const int nb = (int)(k / GQ_QK_K);
-    const size_t bb = kq_block_bytes(type);
-    if (ncols == 1) {
-        int64_t r = 0;
-        for (; r + 4 <= whole; r += 4) kq_rows4(nb, w + (size_t)r * w_stride, w_stride, 1, act, out + r, type);
-        for (; r < nrows; r++) kq_tile512(nb, w + (size_t)r * w_stride, act, 0, 1, out + r, 0, type);
-        return;
-    }
-    /* ncols < GQ_PANEL_MIN <= MAX_TILE: one tile; a group's four rows
-     * together, block after block, so that its bytes are read in order
-     * (row after row over a group went at 40 % of the speed of plain rows
-     * on Qwen2.5-1.5B's output matrix, which streams from memory) */
-    for (int64_t r = 0; r < nrows; r += r < whole ? GQ_IL_ROWS : 1) {
-        const uint8_t *row = w + (size_t)r * w_stride;
-        float *o = out + r;
-        if (r < whole) {
-            switch (ncols) {
-            case 2: kq_tile512r(nb, row, bb, GQ_IL_ROWS * bb, GQ_IL_ROWS, act, act_stride, 2, o, out_stride, type); break;
-            case 3: kq_tile512r(nb, row, bb, GQ_IL_ROWS * bb, GQ_IL_ROWS, act, act_stride, 3, o, out_stride, type); break;
-            case 4: kq_tile512r(nb, row, bb, GQ_IL_ROWS * bb, GQ_IL_ROWS, act, act_stride, 4, o, out_stride, type); break;
-            case 5: kq_tile512r(nb, row, bb, GQ_IL_ROWS * bb, GQ_IL_ROWS, act, act_stride, 5, o, out_stride, type); break;
-            default: break;
-            }
-            continue;
-        }
-        switch (ncols) {
-        case 2: kq_tile512(nb, row, act, act_stride, 2, o, out_stride, type); break;
-        case 3: kq_tile512(nb, row, act, act_stride, 3, o, out_stride, type); break;
-        case 4: kq_tile512(nb, row, act, act_stride, 4, o, out_stride, type); break;
-        case 5: kq_tile512(nb, row, act, act_stride, 5, o, out_stride, type); break;
-        default: break;
-        }
-    }
-}
-
 void gq_matmul_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
                   const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
-    _Static_assert(GQ_PANEL_MIN - 1 <= MAX_TILE, "few columns make one tile");
     if (ncols >= GQ_PANEL_MIN) {
         gq_panel_il(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
         return;
@@ -982,7 +926,7 @@ void gq_matmul_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_
     if (wtype == GGUF_T_Q4_K)
         ilk_matmul(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q4_K);
     else if (wtype == GGUF_T_Q5_K)
-        kq_matmul_il(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q5_K);
+        ilk_matmul(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q5_K);
     else
         ilk_matmul(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q6_K);
 }

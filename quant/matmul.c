@@ -196,9 +196,9 @@ int gguf_matmul_il_rows(uint32_t wtype)
 {
 #ifdef GQ_HAVE_AVX512
     const int level = gguf_simd_get();
-    if ((wtype == GGUF_T_Q4_K || wtype == GGUF_T_Q5_K || wtype == GGUF_T_Q6_K || gq_il32_type(wtype)) &&
+    if ((gq_ilk_type(wtype) || gq_il32_type(wtype)) &&
         level == GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni"))
-        return gq_il_group(wtype);
+        return GQ_IL16_ROWS;
 #endif
     (void)wtype;
     return 0;
@@ -238,18 +238,20 @@ static void interleave32(uint32_t wtype, const uint8_t *s, size_t row, uint8_t *
     }
 }
 
-/* The same for Q4_K and Q6_K: each chunk the blocks' words transposed
- * (dot.h, gq_ilk_type()). */
+/* The same for Q4_K, Q5_K and Q6_K: each chunk the blocks' words
+ * transposed (dot.h, gq_ilk_type()), 64 bytes of it written at a time. */
 static void interleave_k(uint32_t wtype, const uint8_t *s, size_t row, uint8_t *d, int64_t nb)
 {
     const size_t bb = (size_t)gguf_row_bytes(wtype, GQ_QK_K), words = bb / 4;
+    uint8_t *at[64]; /* where each word goes in a chunk */
     for (int64_t i = 0; i < nb; i++) {
         uint8_t *c = d + (size_t)i * GQ_IL16_ROWS * bb;
-        for (int r = 0; r < GQ_IL16_ROWS; r++) {
-            const uint8_t *b = s + (size_t)r * row + (size_t)i * bb;
-            for (size_t j = 0; j < words; j++) memcpy(c + 64 * (size_t)gq_ilk_pos(wtype, (int)j) + 4 * (size_t)r, b + 4 * j, 4);
-            if (bb % 4) memcpy(c + 64 * words + 2 * (size_t)r, b + 4 * words, 2); /* Q6_K's d */
-        }
+        const uint8_t *b = s + (size_t)i * bb;
+        for (size_t j = 0; j < words; j++) at[j] = c + 64 * (size_t)gq_ilk_pos(wtype, (int)j);
+        for (size_t j = 0; j < words; j++)
+            for (int r = 0; r < GQ_IL16_ROWS; r++) memcpy(at[j] + 4 * r, b + (size_t)r * row + 4 * j, 4);
+        for (int r = 0; bb % 4 && r < GQ_IL16_ROWS; r++) /* Q6_K's d */
+            memcpy(c + 64 * words + 2 * (size_t)r, b + (size_t)r * row + 4 * words, 2);
     }
 }
 
@@ -259,18 +261,12 @@ int gguf_interleave_rows(uint32_t wtype, const void *src, void *dst, int64_t nro
     const int64_t qk = il_block_elems(wtype);
     if (!src || !dst || nrows < 0 || k <= 0 || k % qk) return GGUF_E_INVALID;
     const size_t bb = (size_t)gguf_row_bytes(wtype, qk), row = (size_t)(k / qk) * bb;
-    const int group = gq_il_group(wtype);
-    const int64_t whole = nrows - nrows % group;
+    const int64_t whole = nrows - nrows % GQ_IL16_ROWS;
     const uint8_t *s = src;
     uint8_t *d = dst;
-    if (gq_il32_type(wtype) || gq_ilk_type(wtype))
-        for (int64_t g = 0; g < whole / group; g++)
-            (gq_il32_type(wtype) ? interleave32 : interleave_k)(wtype, s + (size_t)g * group * row, row,
-                                                               d + (size_t)g * group * row, k / qk);
-    else
-        for (int64_t r = 0; r < whole; r++)
-            for (int64_t i = 0; i < k / qk; i++)
-                memcpy((uint8_t *)gq_il_block(d, row, whole, r, i, bb), s + (size_t)r * row + (size_t)i * bb, bb);
+    for (int64_t g = 0; g < whole / GQ_IL16_ROWS; g++)
+        (gq_il32_type(wtype) ? interleave32 : interleave_k)(wtype, s + (size_t)g * GQ_IL16_ROWS * row, row,
+                                                           d + (size_t)g * GQ_IL16_ROWS * row, k / qk);
     memcpy(d + (size_t)whole * row, s + (size_t)whole * row, (size_t)(nrows - whole) * row);
     return GGUF_OK;
 }
@@ -282,7 +278,7 @@ int gguf_matmul_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows
     if (!w || !act || !out || k <= 0 || k % il_block_elems(wtype) || k > INT32_MAX || nrows < 0 || ncols < 0)
         return GGUF_E_INVALID;
 #ifdef GQ_HAVE_AVX512
-    const int64_t whole = nrows - nrows % gq_il_group(wtype);
+    const int64_t whole = nrows - nrows % GQ_IL16_ROWS;
     if (!gq_il32_type(wtype))
         gq_matmul_il(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
     else if (ncols <= GQ_IL32_FEW)
@@ -299,7 +295,7 @@ int gguf_matmul_packed_il(uint32_t wtype, const void *w, size_t w_stride, int64_
     if (!gguf_matmul_il_rows(wtype) || gguf_matmul_pack_size(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
     if (!w || !packed || ((uintptr_t)packed & 63) || !out || nrows < 0) return GGUF_E_INVALID;
 #ifdef GQ_HAVE_AVX512
-    const int64_t whole = nrows - nrows % gq_il_group(wtype);
+    const int64_t whole = nrows - nrows % GQ_IL16_ROWS;
     if (gq_il32_type(wtype))
         gq_packed32_il(wtype, whole, k, w, w_stride, nrows, packed, ncols, out, out_stride);
     else

@@ -282,12 +282,11 @@ tile_rows(__m512 *acc, const struct wblock *u, const struct panel_block *pb)
 }
 #endif
 
-/* The rows r0 .. r1 - 1 over chunk blocks i0 .. i0 + n - 1: run[r - r0]
- * holds their running sums; rows below whole interleaved (Q5_K:
- * gq_il_block(); Q4_K, Q6_K: see chunk_rows()). */
+/* The plain rows r0 .. r1 - 1 over chunk blocks i0 .. i0 + n - 1:
+ * run[r - r0] holds their running sums. */
 static inline __attribute__((always_inline)) void
-chunk_rows_at(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r0, int64_t r1,
-              const struct panel_block *pb, int i0, int n, float (*run)[PANEL], const int type)
+chunk_rows_at(const uint8_t *w, size_t w_stride, int64_t r0, int64_t r1, const struct panel_block *pb, int i0,
+              int n, float (*run)[PANEL], const int type)
 {
     const size_t block_bytes = type == GGUF_T_Q4_K   ? sizeof(struct gq_block_q4_k)
                                : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
@@ -301,7 +300,7 @@ chunk_rows_at(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r0, int6
         for (int j = 0; j < TR; j++) acc[j] = _mm512_loadu_ps(run[r - r0 + j]);
         for (int i = 0; i < n; i++) {
             for (int j = 0; j < TR; j++)
-                unpack(&u[j], gq_il_block(w, w_stride, whole, r + j, i0 + i, block_bytes), type);
+                unpack(&u[j], w + (size_t)(r + j) * w_stride + (size_t)(i0 + i) * block_bytes, type);
             tile_rows(acc, u, pb + i);
         }
         for (int j = 0; j < TR; j++) _mm512_storeu_ps(run[r - r0 + j], acc[j]);
@@ -314,7 +313,7 @@ chunk_rows_at(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r0, int6
         for (int j = 0; j < nr; j++) acc[j] = _mm512_loadu_ps(run[r - r0 + j]);
         for (int i = 0; i < n; i++) {
             for (int j = 0; j < nr; j++)
-                unpack(&u[j], gq_il_block(w, w_stride, whole, r + j, i0 + i, block_bytes), type);
+                unpack(&u[j], w + (size_t)(r + j) * w_stride + (size_t)(i0 + i) * block_bytes, type);
             switch (nr) {
             case PR: block_rows(acc, u, pb + i, PR, kind); break;
             case 3: block_rows(acc, u, pb + i, 3, kind); break;
@@ -354,7 +353,7 @@ static void ilk_plain(uint32_t type, const uint8_t *c, int n, size_t bb, uint8_t
 }
 #endif
 
-/* chunk_rows_at(), with Q4_K's and Q6_K's interleaved rows below whole
+/* chunk_rows_at(), with Q4_K, Q5_K and Q6_K interleaved rows below whole
  * (whole and r0 multiples of 16) made plain ILK_SET blocks at a time. */
 static inline __attribute__((always_inline)) void
 chunk_rows(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r0, int64_t r1,
@@ -362,21 +361,23 @@ chunk_rows(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r0, int64_t
 {
 #ifndef GQ_PANEL_AMX
     if (gq_ilk_type((uint32_t)type) && r0 < whole) {
-        const size_t bb = type == GGUF_T_Q4_K ? sizeof(struct gq_block_q4_k) : sizeof(struct gq_block_q6_k);
+        const size_t bb = type == GGUF_T_Q4_K   ? sizeof(struct gq_block_q4_k)
+                          : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
+                                                : sizeof(struct gq_block_q6_k);
         uint8_t plain[GQ_IL16_ROWS * ILK_SET * sizeof(struct gq_block_q6_k)] __attribute__((aligned(64)));
         const int64_t end = r1 < whole ? r1 : whole;
         for (int64_t r = r0; r < end; r += GQ_IL16_ROWS)
             for (int i = 0; i < n; i += ILK_SET) {
                 const int m = n - i < ILK_SET ? n - i : ILK_SET;
                 ilk_plain((uint32_t)type, gq_il_chunk(w, w_stride, r / GQ_IL16_ROWS, i0 + i, bb), m, bb, plain);
-                chunk_rows_at(plain, (size_t)m * bb, 0, 0, GQ_IL16_ROWS, pb + i, 0, m, run + (r - r0), type);
+                chunk_rows_at(plain, (size_t)m * bb, 0, GQ_IL16_ROWS, pb + i, 0, m, run + (r - r0), type);
             }
         if (end == r1) return;
         run += end - r0;
         r0 = end;
     }
 #endif
-    chunk_rows_at(w, w_stride, whole, r0, r1, pb, i0, n, run, type);
+    chunk_rows_at(w, w_stride, r0, r1, pb, i0, n, run, type);
 }
 
 static inline __attribute__((always_inline)) void
@@ -438,10 +439,9 @@ void gq_panel_pack(const void *act, size_t act_stride, int64_t k, int64_t ncols,
 }
 #endif
 
-/* panel_gemm() on packed activations, rows r0 .. nrows - 1 (below whole
- * interleaved). */
+/* panel_gemm() on packed activations, plain rows r0 .. nrows - 1. */
 static inline __attribute__((always_inline)) void
-packed_rows(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t r0, int64_t nrows,
+packed_rows(int64_t k, const void *w, size_t w_stride, int64_t r0, int64_t nrows,
             const struct panel_block *packed, int64_t ncols, float *out, size_t out_stride,
             const int type)
 {
@@ -453,7 +453,7 @@ packed_rows(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t r0
         for (int64_t ra = r0; ra < nrows; ra += RG) {
             const int64_t rb = nrows - ra < RG ? nrows : ra + RG;
             memset(run, 0, sizeof run);
-            chunk_rows(w, w_stride, whole, ra, rb, pb, 0, nb, run, type);
+            chunk_rows_at(w, w_stride, ra, rb, pb, 0, nb, run, type);
             for (int c = 0; c < nc; c++)
                 for (int64_t r = ra; r < rb; r++) out[(size_t)(c0 + c) * out_stride + (size_t)r] = run[r - ra][c];
         }
@@ -461,7 +461,7 @@ packed_rows(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t r0
 }
 
 #ifndef GQ_PANEL_AMX
-/* packed_rows() on Q4_K's and Q6_K's interleaved rows (below whole, all
+/* packed_rows() on Q4_K, Q5_K and Q6_K interleaved rows (below whole, all
  * but the rows past the last group): each chunk made plain once for
  * ILK_PANELS panels (4.8 KiB of activations a block each), which its
  * sixteen rows then take in turn.  Made plain again for every panel, the
@@ -475,7 +475,9 @@ packed_rows_ilk(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_
                 const struct panel_block *packed, int64_t ncols, float *out, size_t out_stride, const int type)
 {
     const int nb = (int)(k / GQ_QK_K);
-    const size_t bb = type == GGUF_T_Q4_K ? sizeof(struct gq_block_q4_k) : sizeof(struct gq_block_q6_k);
+    const size_t bb = type == GGUF_T_Q4_K   ? sizeof(struct gq_block_q4_k)
+                          : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
+                                                : sizeof(struct gq_block_q6_k);
     const int64_t np = (ncols + PANEL - 1) / PANEL;
     uint8_t plain[GQ_IL16_ROWS * sizeof(struct gq_block_q6_k)] __attribute__((aligned(64)));
     float run[ILK_PANELS][GQ_IL16_ROWS][PANEL] __attribute__((aligned(64)));
@@ -486,7 +488,7 @@ packed_rows_ilk(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_
             for (int i = 0; i < nb; i++) {
                 ilk_plain((uint32_t)type, gq_il_chunk(w, w_stride, g, i, bb), 1, bb, plain);
                 for (int p = 0; p < pn; p++)
-                    chunk_rows_at(plain, bb, 0, 0, GQ_IL16_ROWS, packed + (p0 + p) * nb + i, 0, 1, run[p], type);
+                    chunk_rows_at(plain, bb, 0, GQ_IL16_ROWS, packed + (p0 + p) * nb + i, 0, 1, run[p], type);
             }
             for (int p = 0; p < pn; p++) {
                 const int64_t c0 = PANEL * (p0 + p);
@@ -496,7 +498,7 @@ packed_rows_ilk(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_
                         out[(size_t)(c0 + c) * out_stride + (size_t)(g * GQ_IL16_ROWS + r)] = run[p][r][c];
             }
         }
-    if (whole < nrows) packed_rows(k, w, w_stride, 0, whole, nrows, packed, ncols, out, out_stride, type);
+    if (whole < nrows) packed_rows(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, type);
 }
 #endif
 
@@ -799,13 +801,13 @@ amx_packed(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void 
     if (ncols <= (BLOCK_GEMM_PANELS - 1) * PANEL) {
         /* too few panels to pay for the scaled copies: tile_rows() */
         if (nrows >= TR) _tile_loadconfig(&tile_config);
-        packed_rows(k, w, w_stride, 0, 0, nrows, packed, ncols, out, out_stride, type);
+        packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, type);
         if (nrows >= TR) _tile_release();
         return;
     }
     if (whole) block_gemm(k, w, w_stride, whole, packed, ncols, out, out_stride, type);
     if (whole < nrows)
-        packed_rows(k, w, w_stride, 0, whole, nrows, packed, ncols, out, out_stride, type);
+        packed_rows(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, type);
 }
 
 void gq_packed_amx_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
@@ -826,25 +828,25 @@ void gq_packed_amx_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows
     const int64_t whole = ncols > (Q6_GEMM_PANELS - 1) * PANEL ? nrows / TR * TR : 0;
     if (whole) block_gemm(k, w, w_stride, whole, packed, ncols, out, out_stride, GGUF_T_Q6_K);
     if (whole < nrows)
-        packed_rows(k, w, w_stride, 0, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
+        packed_rows(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
 }
 #else
 void gq_packed_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
                     int64_t ncols, float *out, size_t out_stride)
 {
-    packed_rows(k, w, w_stride, 0, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K);
+    packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K);
 }
 
 void gq_packed_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
                     int64_t ncols, float *out, size_t out_stride)
 {
-    packed_rows(k, w, w_stride, 0, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
+    packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
 }
 
 void gq_packed_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
                     int64_t ncols, float *out, size_t out_stride)
 {
-    packed_rows(k, w, w_stride, 0, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
+    packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
 }
 #endif
 
@@ -866,7 +868,7 @@ void gq_packed_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_
     if (wtype == GGUF_T_Q4_K)
         packed_rows_ilk(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K);
     else if (wtype == GGUF_T_Q5_K)
-        packed_rows(k, w, w_stride, whole, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
+        packed_rows_ilk(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
     else
         packed_rows_ilk(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
 }

@@ -311,11 +311,11 @@ static int il32_layout_ok(uint32_t t, const uint8_t *c, int r, const uint8_t *b)
     return 1;
 }
 
-/* The same for Q4_K and Q6_K: the block's words transposed (Q6_K's in the
- * order its products read them), Q6_K's d after them. */
+/* The same for Q4_K, Q5_K and Q6_K: the block's words transposed (Q6_K's
+ * in the order its products read them), Q6_K's d after them. */
 static int ilk_layout_ok(uint32_t t, const uint8_t *c, int r, const uint8_t *b)
 {
-    const int bb = t == GGUF_T_Q4_K ? 144 : 210, words = bb / 4;
+    const int bb = t == GGUF_T_Q4_K ? 144 : t == GGUF_T_Q5_K ? 176 : 210, words = bb / 4;
     for (int j = 0; j < words; j++) {
         /* Q6_K: the scales (words 48-51) at vectors 0-3, then ql words
          * 16h + q, 16h + 8 + q and qh word 32 + 8h + q at vectors
@@ -343,13 +343,12 @@ static void check_il(uint32_t t, const uint8_t *wq, size_t w_stride, int nr, int
     for (int r = 0; r < nr; r++)
         for (int i = 0; i < nb; i++) {
             const uint8_t *b = plain + (size_t)r * rb + (size_t)i * bb;
-            if (r >= whole || group == 4) {
-                const uint8_t *at = r < whole ? il + (size_t)(r / 4) * 4 * rb + ((size_t)i * 4 + (size_t)(r % 4)) * bb
-                                              : il + (size_t)r * rb + (size_t)i * bb;
-                CHECK(memcmp(at, b, bb) == 0, "%s interleaved %d rows: row %d block %d misplaced", ti.name, nr, r, i);
+            if (r >= whole) { /* the rows past the last group: plain */
+                CHECK(memcmp(il + (size_t)r * rb + (size_t)i * bb, b, bb) == 0,
+                      "%s interleaved %d rows: row %d block %d misplaced", ti.name, nr, r, i);
                 continue;
             }
-            CHECK((t == GGUF_T_Q4_K || t == GGUF_T_Q6_K ? ilk_layout_ok : il32_layout_ok)(
+            CHECK((t == GGUF_T_Q4_K || t == GGUF_T_Q5_K || t == GGUF_T_Q6_K ? ilk_layout_ok : il32_layout_ok)(
                       t, il + (size_t)(r / 16) * 16 * rb + (size_t)i * 16 * bb, r % 16, b),
                   "%s interleaved %d rows: row %d block %d misplaced", ti.name, nr, r, i);
         }
@@ -470,12 +469,12 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
             CHECK(gguf_matmul_packed(t, wq, w_stride, nr, k, out, nc, out, o_stride) ==
                       GGUF_E_UNSUPPORTED, "%s packed without a packed form", ti.name);
         }
-        /* interleaved rows: Q5_K in fours, Q4_K, Q6_K, Q4_0, Q5_0 and Q8_0
-         * in sixteens, at the VNNI level, not amx */
+        /* interleaved rows: Q4_K, Q5_K, Q6_K, Q4_0, Q5_0 and Q8_0 in groups
+         * of sixteen, at the VNNI level, not amx */
         const int k_quant = t == GGUF_T_Q4_K || t == GGUF_T_Q5_K || t == GGUF_T_Q6_K;
         const int q32 = t == GGUF_T_Q4_0 || t == GGUF_T_Q5_0 || t == GGUF_T_Q8_0;
         const int il_here = (k_quant || q32) && l == GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
-        CHECK(gguf_matmul_il_rows(t) == (il_here ? t == GGUF_T_Q5_K ? 4 : 16 : 0), "%s at %s: interleaved rows %d", ti.name,
+        CHECK(gguf_matmul_il_rows(t) == (il_here ? 16 : 0), "%s at %s: interleaved rows %d", ti.name,
               gguf_simd_name(l), gguf_matmul_il_rows(t));
         if (il_here) {
             void *pk = NULL;

@@ -491,13 +491,14 @@ await_output() {
 # --- repacked weights: the same logits and tokens as the mapped rows ---
 # (the CPU backend copies the K-quant, Q4_0, Q5_0 and Q8_0 matrices
 # interleaved where the SIMD level reads them so: avx512 with VNNI;
-# elsewhere nothing is repacked).  Two mixtures: small's K-quants, and
-# tiny's Q5_0 and Q8_0 (its rows of 64 and 128 take no K-quant), with an
-# output matrix of its own.
+# elsewhere nothing is repacked).  Three mixtures: small's Q4_K_M and
+# Q5_K_M (Q4_K, Q5_K, Q6_K), and tiny's Q5_0 and Q8_0 (its rows of 64 and
+# 128 take no K-quant), with an output matrix of its own.
 "$SYNTH" -j 1 --size small --type q4_k_m --seed 11 -o "$tmp/q4km.gguf" 2>/dev/null || hard_error "gguf-synth failed"
 "$SYNTH" -j 1 --size tiny --type q4_k_m --untied --seed 11 -o "$tmp/q4km-32.gguf" 2>/dev/null ||
     hard_error "gguf-synth failed"
-for m in q4km q4km-32; do
+"$SYNTH" -j 1 --size small --type q5_k_m --seed 11 -o "$tmp/q5km.gguf" 2>/dev/null || hard_error "gguf-synth failed"
+for m in q4km q4km-32 q5km; do
     run 0 repack-logits "$RUN" -m "$tmp/$m.gguf" -t 2 --raw -p "$prompt" --logits=40
     run 0 norepack-logits "$RUN" -m "$tmp/$m.gguf" -t 2 --raw -p "$prompt" --logits=40 --no-repack
     check "repacked $m: logits with the bits of --no-repack's" cmp -s "$tmp/repack-logits.out" "$tmp/norepack-logits.out"
