@@ -166,7 +166,7 @@ static inline const uint8_t *gq_il_chunk(const uint8_t *w, size_t w_stride, int6
  * elements of sixteen rows; eight such make the block's sums of the
  * sixteen rows, lane by lane, with no folding.  The rows past the last
  * whole group are plain. */
-#define GQ_IL32_FEW 4 /* products of 1 .. 4 columns: gq_columns_il32() */
+#define GQ_IL32_FEW 4 /* columns gq_columns_il32() takes at a time */
 /* Whether wtype interleaves that way. */
 static inline int gq_il32_type(uint32_t wtype)
 {
@@ -202,27 +202,19 @@ static inline int gq_ilk_pos(uint32_t wtype, int j)
 
 
 #ifdef GQ_HAVE_AVX512
-/* Q4_K, Q5_K and Q6_K products on interleaved rows below `whole` (VNNI):
- * gq_matmul_il() any number of columns (matmul-x86.c), gq_panel_il()
- * GQ_PANEL_MIN or more and gq_packed_il() on packed activations
- * (panel-vnni.c); the bits of the same products on plain rows. */
+/* Q4_K, Q5_K and Q6_K products on interleaved rows below `whole` (VNNI),
+ * any number of columns (matmul-x86.c; on packed activations they would
+ * read sixteen columns' bytes for four, slower than the plain ones); the
+ * bits of the same products on plain rows. */
 GQ_HIDDEN void gq_matmul_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
                             int64_t nrows, const void *act, size_t act_stride, int64_t ncols, float *out,
                             size_t out_stride);
-GQ_HIDDEN void gq_panel_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
-                           int64_t nrows, const void *act, size_t act_stride, int64_t ncols, float *out,
-                           size_t out_stride);
-GQ_HIDDEN void gq_packed_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
-                            int64_t nrows, const void *packed, int64_t ncols, float *out, size_t out_stride);
 /* Q4_0, Q5_0 and Q8_0 on interleaved rows below whole (a multiple of
- * GQ_IL16_ROWS): 1 .. 4 columns (matmul-x86.c), more and packed
+ * GQ_IL16_ROWS): any number of columns (matmul-x86.c), and packed ones
  * (tiles32.c, VNNI); the bits of gq_vtiles32_*() on plain rows. */
 GQ_HIDDEN void gq_columns_il32(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
                                int64_t nrows, const void *act, size_t act_stride, int64_t ncols, float *out,
                                size_t out_stride);
-GQ_HIDDEN void gq_vtiles32_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
-                              int64_t nrows, const void *act, size_t act_stride, int64_t ncols, float *out,
-                              size_t out_stride);
 GQ_HIDDEN void gq_packed32_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
                               int64_t nrows, const void *packed, int64_t ncols, float *out, size_t out_stride);
 #endif

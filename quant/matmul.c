@@ -281,25 +281,24 @@ int gguf_matmul_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows
     const int64_t whole = nrows - nrows % GQ_IL16_ROWS;
     if (!gq_il32_type(wtype))
         gq_matmul_il(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
-    else if (ncols <= GQ_IL32_FEW)
-        gq_columns_il32(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
     else
-        gq_vtiles32_il(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
+        gq_columns_il32(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
 #endif
     return GGUF_OK;
+}
+
+size_t gguf_matmul_pack_size_il(uint32_t wtype, int64_t k, int64_t ncols)
+{
+    return gguf_matmul_il_rows(wtype) && gq_il32_type(wtype) ? gguf_matmul_pack_size(wtype, k, ncols) : 0;
 }
 
 int gguf_matmul_packed_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, int64_t k,
                           const void *packed, int64_t ncols, float *out, size_t out_stride)
 {
-    if (!gguf_matmul_il_rows(wtype) || gguf_matmul_pack_size(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
+    if (gguf_matmul_pack_size_il(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
     if (!w || !packed || ((uintptr_t)packed & 63) || !out || nrows < 0) return GGUF_E_INVALID;
 #ifdef GQ_HAVE_AVX512
-    const int64_t whole = nrows - nrows % GQ_IL16_ROWS;
-    if (gq_il32_type(wtype))
-        gq_packed32_il(wtype, whole, k, w, w_stride, nrows, packed, ncols, out, out_stride);
-    else
-        gq_packed_il(wtype, whole, k, w, w_stride, nrows, packed, ncols, out, out_stride);
+    gq_packed32_il(wtype, nrows - nrows % GQ_IL16_ROWS, k, w, w_stride, nrows, packed, ncols, out, out_stride);
 #endif
     return GGUF_OK;
 }

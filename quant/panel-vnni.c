@@ -325,64 +325,10 @@ chunk_rows_at(const uint8_t *w, size_t w_stride, int64_t r0, int64_t r1, const s
     }
 }
 
-#ifndef GQ_PANEL_AMX
-/* Blocks of 16 interleaved Q4_K or Q6_K rows (gq_ilk_type()) made plain
- * at a time, on the stack. */
-#define ILK_SET 8
-
-/* The n chunks from c (16 interleaved rows' blocks each) as 16 plain rows
- * of n blocks at dst (row r at dst + r * n * bb). */
-static void ilk_plain(uint32_t type, const uint8_t *c, int n, size_t bb, uint8_t *dst)
-{
-    const int words = (int)(bb / 4);
-    for (int i = 0; i < n; i++, c += GQ_IL16_ROWS * bb)
-        for (int j0 = 0; j0 < words; j0 += 16) {
-            const int m = words - j0 < 16 ? words - j0 : 16;
-            __m512i v[16], rows[16];
-            for (int j = 0; j < 16; j++) v[j] = j < m ? _mm512_loadu_si512(c + 64 * gq_ilk_pos(type, j0 + j)) : _mm512_setzero_si512();
-            transpose16(v, rows);
-            for (int r = 0; r < GQ_IL16_ROWS; r++)
-                _mm512_mask_storeu_epi32(dst + ((size_t)r * n + i) * bb + 4 * (size_t)j0, (__mmask16)((1u << m) - 1),
-                                         rows[r]);
-        }
-    if (bb % 4) /* Q6_K's d, after the words */
-        for (int i = 0; i < n; i++)
-            for (int r = 0; r < GQ_IL16_ROWS; r++)
-                memcpy(dst + ((size_t)r * n + i) * bb + bb - 2,
-                       c - (size_t)(n - i) * GQ_IL16_ROWS * bb + 64 * (size_t)words + 2 * (size_t)r, 2);
-}
-#endif
-
-/* chunk_rows_at(), with Q4_K, Q5_K and Q6_K interleaved rows below whole
- * (whole and r0 multiples of 16) made plain ILK_SET blocks at a time. */
-static inline __attribute__((always_inline)) void
-chunk_rows(const uint8_t *w, size_t w_stride, int64_t whole, int64_t r0, int64_t r1,
-           const struct panel_block *pb, int i0, int n, float (*run)[PANEL], const int type)
-{
-#ifndef GQ_PANEL_AMX
-    if (gq_ilk_type((uint32_t)type) && r0 < whole) {
-        const size_t bb = type == GGUF_T_Q4_K   ? sizeof(struct gq_block_q4_k)
-                          : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
-                                                : sizeof(struct gq_block_q6_k);
-        uint8_t plain[GQ_IL16_ROWS * ILK_SET * sizeof(struct gq_block_q6_k)] __attribute__((aligned(64)));
-        const int64_t end = r1 < whole ? r1 : whole;
-        for (int64_t r = r0; r < end; r += GQ_IL16_ROWS)
-            for (int i = 0; i < n; i += ILK_SET) {
-                const int m = n - i < ILK_SET ? n - i : ILK_SET;
-                ilk_plain((uint32_t)type, gq_il_chunk(w, w_stride, r / GQ_IL16_ROWS, i0 + i, bb), m, bb, plain);
-                chunk_rows_at(plain, (size_t)m * bb, 0, GQ_IL16_ROWS, pb + i, 0, m, run + (r - r0), type);
-            }
-        if (end == r1) return;
-        run += end - r0;
-        r0 = end;
-    }
-#endif
-    chunk_rows_at(w, w_stride, r0, r1, pb, i0, n, run, type);
-}
 
 static inline __attribute__((always_inline)) void
-panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t nrows, const void *act,
-           size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type)
+panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride,
+           int64_t ncols, float *out, size_t out_stride, const int type)
 {
     const int nb = (int)(k / GQ_QK_K);
 #ifdef GQ_PANEL_AMX
@@ -401,7 +347,7 @@ panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t nro
             for (int i0 = 0; i0 < nb; i0 += CHUNK) {
                 const int n = nb - i0 < CHUNK ? nb - i0 : CHUNK;
                 if (nb > CHUNK) repack(pb, a, act_stride, nc, i0, n);
-                chunk_rows(w, w_stride, whole, r0, r1, pb, i0, n, run, type);
+                chunk_rows_at(w, w_stride, r0, r1, pb, i0, n, run, type);
             }
             for (int64_t r = r0; r < r1; r++)
                 for (int c = 0; c < nc; c++) out[(size_t)(c0 + c) * out_stride + (size_t)r] = run[r - r0][c];
@@ -460,47 +406,6 @@ packed_rows(int64_t k, const void *w, size_t w_stride, int64_t r0, int64_t nrows
     }
 }
 
-#ifndef GQ_PANEL_AMX
-/* packed_rows() on Q4_K, Q5_K and Q6_K interleaved rows (below whole, all
- * but the rows past the last group): each chunk made plain once for
- * ILK_PANELS panels (4.8 KiB of activations a block each), which its
- * sixteen rows then take in turn.  Made plain again for every panel, the
- * chunks cost a fifth of the prompt speed; once for 4 panels 7 %, 8 or 16
- * about 4 % (a 301-token prompt on Qwen2.5-Coder-1.5B Q4_K_M, Zen 4). */
-#ifndef ILK_PANELS
-#define ILK_PANELS 8
-#endif
-static inline __attribute__((always_inline)) void
-packed_rows_ilk(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t nrows,
-                const struct panel_block *packed, int64_t ncols, float *out, size_t out_stride, const int type)
-{
-    const int nb = (int)(k / GQ_QK_K);
-    const size_t bb = type == GGUF_T_Q4_K   ? sizeof(struct gq_block_q4_k)
-                          : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
-                                                : sizeof(struct gq_block_q6_k);
-    const int64_t np = (ncols + PANEL - 1) / PANEL;
-    uint8_t plain[GQ_IL16_ROWS * sizeof(struct gq_block_q6_k)] __attribute__((aligned(64)));
-    float run[ILK_PANELS][GQ_IL16_ROWS][PANEL] __attribute__((aligned(64)));
-    for (int64_t g = 0; g < whole / GQ_IL16_ROWS; g++)
-        for (int64_t p0 = 0; p0 < np; p0 += ILK_PANELS) {
-            const int pn = np - p0 < ILK_PANELS ? (int)(np - p0) : ILK_PANELS;
-            memset(run, 0, sizeof run);
-            for (int i = 0; i < nb; i++) {
-                ilk_plain((uint32_t)type, gq_il_chunk(w, w_stride, g, i, bb), 1, bb, plain);
-                for (int p = 0; p < pn; p++)
-                    chunk_rows_at(plain, bb, 0, GQ_IL16_ROWS, packed + (p0 + p) * nb + i, 0, 1, run[p], type);
-            }
-            for (int p = 0; p < pn; p++) {
-                const int64_t c0 = PANEL * (p0 + p);
-                const int nc = ncols - c0 < PANEL ? (int)(ncols - c0) : PANEL;
-                for (int c = 0; c < nc; c++)
-                    for (int r = 0; r < GQ_IL16_ROWS; r++)
-                        out[(size_t)(c0 + c) * out_stride + (size_t)(g * GQ_IL16_ROWS + r)] = run[p][r][c];
-            }
-        }
-    if (whole < nrows) packed_rows(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, type);
-}
-#endif
 
 #ifdef GQ_PANEL_AMX
 /* With the tiles, a sub-block's scale differs per weight row, so
@@ -850,47 +755,24 @@ void gq_packed_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, co
 }
 #endif
 
-#ifndef GQ_PANEL_AMX
-void gq_panel_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
-                 const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
-{
-    if (wtype == GGUF_T_Q4_K)
-        panel_gemm(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_K);
-    else if (wtype == GGUF_T_Q5_K)
-        panel_gemm(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_K);
-    else
-        panel_gemm(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q6_K);
-}
-
-void gq_packed_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
-                  const void *packed, int64_t ncols, float *out, size_t out_stride)
-{
-    if (wtype == GGUF_T_Q4_K)
-        packed_rows_ilk(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K);
-    else if (wtype == GGUF_T_Q5_K)
-        packed_rows_ilk(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
-    else
-        packed_rows_ilk(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
-}
-#endif
 
 PANEL_DEF PANEL_FN(q4_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
-    panel_gemm(k, w, w_stride, 0, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_K);
+    panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_K);
 }
 
 PANEL_DEF PANEL_FN(q5_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
-    panel_gemm(k, w, w_stride, 0, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_K);
+    panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_K);
 }
 
 #ifndef GQ_PANEL_AMX /* Q6_K's sub-blocks of 16 gain nothing from tile_rows() */
 PANEL_DEF PANEL_FN(q6_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
-    panel_gemm(k, w, w_stride, 0, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q6_K);
+    panel_gemm(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q6_K);
 }
 #endif
 

@@ -214,18 +214,24 @@ GGUF_API int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, 
  *     of a group and w_stride the bytes of one row; the call's nrows rows
  *     below nrows rounded down to a multiple of the group are read as
  *     groups, the others as plain rows, so a call takes whole groups, or
- *     runs to the end of the matrix.
+ *     runs to the end of the matrix.  Packed input serves Q4_0, Q5_0 and
+ *     Q8_0 only: the K-quants' products on interleaved rows read the
+ *     plain input at least as fast.
+ *   gguf_matmul_pack_size_il(): gguf_matmul_pack_size() for
+ *     gguf_matmul_packed_il(), 0 where it takes no packed input.
  *
  * gguf_interleave_rows() returns GGUF_E_INVALID for NULL pointers, k not
  * a positive multiple of the block size or negative nrows; the products
  * return as gguf_matmul() and gguf_matmul_packed() do; all of them
  * GGUF_E_UNSUPPORTED where gguf_matmul_il_rows(wtype) is 0 (the SIMD path
- * may not change between interleaving and use). */
+ * may not change between interleaving and use), gguf_matmul_packed_il()
+ * also where gguf_matmul_pack_size_il() is 0. */
 GGUF_API int gguf_matmul_il_rows(uint32_t wtype);
 GGUF_API int gguf_interleave_rows(uint32_t wtype, const void *src, void *dst, int64_t nrows, int64_t k);
 GGUF_API int gguf_matmul_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, int64_t k,
                             const void *act, size_t act_stride, int64_t ncols, float *out,
                             size_t out_stride);
+GGUF_API size_t gguf_matmul_pack_size_il(uint32_t wtype, int64_t k, int64_t ncols);
 GGUF_API int gguf_matmul_packed_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows,
                                    int64_t k, const void *packed, int64_t ncols, float *out,
                                    size_t out_stride);

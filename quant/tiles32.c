@@ -341,8 +341,8 @@ packed32(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t nrows
 /* The same on activations as gguf_matmul() takes them: each panel's blocks
  * packed KB at a time on the stack, every row multiplied with them. */
 static inline __attribute__((always_inline)) void
-gemm32(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t nrows, const void *act,
-       size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type)
+gemm32(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride,
+       int64_t ncols, float *out, size_t out_stride, const int type)
 {
     const int64_t nb = k / GQ_QK;
     int8_t wq[KB][TR][32] __attribute__((aligned(64)));
@@ -356,7 +356,7 @@ gemm32(int64_t k, const void *w, size_t w_stride, int64_t whole, int64_t nrows, 
             pack_blocks(pb, (const uint8_t *)act + (size_t)c0 * act_stride, act_stride, nc, i0, n);
             for (int64_t rt = 0; rt < nrows; rt += TR) {
                 const int nr = nrows - rt < TR ? (int)(nrows - rt) : TR;
-                unpack(wq, wd, w, w_stride, whole, rt, nr, i0, n, type);
+                unpack_rows(wq, wd, (const uint8_t *)w + (size_t)rt * w_stride, w_stride, nr, i0, n, type);
                 tile_panels((const int8_t(*)[TR][32])wq, (const float(*)[TR])wd, n, pb, KB, 1, nc,
                             out + (size_t)c0 * out_stride + rt, out_stride, nr, i0 == 0);
             }
@@ -393,7 +393,7 @@ static void few_columns(void (*column)(int64_t, const void *, size_t, int64_t, c
             few_columns(gq_column_whole_##NAME, k, w, w_stride, nrows, act, act_stride, ncols, out, \
                         out_stride);                                                             \
         else                                                                                     \
-            gemm32(k, w, w_stride, 0, nrows, act, act_stride, ncols, out, out_stride, TYPE);     \
+            gemm32(k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, TYPE);        \
     }                                                                                            \
     void T32_PACKED_FN(NAME)(int64_t k, const void *w, size_t w_stride, int64_t nrows,          \
                               const void *packed, int64_t ncols, float *out, size_t out_stride)  \
@@ -405,19 +405,8 @@ DEFINE_TILES32(q5_0, GGUF_T_Q5_0)
 DEFINE_TILES32(q8_0, GGUF_T_Q8_0)
 
 #ifndef GQ_PANEL_AMX
-/* On interleaved rows below whole: more than GQ_IL32_FEW columns, and
- * packed ones (gq_columns_il32() takes the fewer). */
-void gq_vtiles32_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
-                    const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
-{
-    if (wtype == GGUF_T_Q4_0)
-        gemm32(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_0);
-    else if (wtype == GGUF_T_Q5_0)
-        gemm32(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_0);
-    else
-        gemm32(k, w, w_stride, whole, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q8_0);
-}
-
+/* On packed columns and interleaved rows below whole (gguf_matmul_packed_il();
+ * gq_columns_il32() takes the products on plain columns). */
 void gq_packed32_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
                     const void *packed, int64_t ncols, float *out, size_t out_stride)
 {

@@ -477,8 +477,15 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
         CHECK(gguf_matmul_il_rows(t) == (il_here ? 16 : 0), "%s at %s: interleaved rows %d", ti.name,
               gguf_simd_name(l), gguf_matmul_il_rows(t));
         if (il_here) {
+            /* packed input: Q4_0, Q5_0 and Q8_0's only (the K-quants take
+             * theirs plain) */
             void *pk = NULL;
-            if (psz) {
+            CHECK(gguf_matmul_pack_size_il(t, k, nc) == (q32 ? psz : 0), "%s at %s: packed size %zu on interleaved rows",
+                  ti.name, gguf_simd_name(l), gguf_matmul_pack_size_il(t, k, nc));
+            if (k_quant && psz) {
+                CHECK(gguf_matmul_packed_il(t, wq, w_stride, nr, k, out, nc, out, o_stride) == GGUF_E_UNSUPPORTED,
+                      "%s at %s: packed products on interleaved rows", ti.name, gguf_simd_name(l));
+            } else if (psz) {
                 pk = aligned_alloc(64, (psz + 63) / 64 * 64);
                 if (!pk) HARD_ERROR("out of memory");
                 CHECK(gguf_matmul_pack(t, act, a_stride, k, nc, 0, np, pk) == GGUF_OK, "%s pack", ti.name);
@@ -487,7 +494,8 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
             free(pk);
         } else {
             CHECK(gguf_matmul_il(t, wq, w_stride, nr, k, act, a_stride, nc, out, o_stride) == GGUF_E_UNSUPPORTED &&
-                      gguf_interleave_rows(t, wq, out, nr, k) == GGUF_E_UNSUPPORTED,
+                      gguf_interleave_rows(t, wq, out, nr, k) == GGUF_E_UNSUPPORTED &&
+                      gguf_matmul_pack_size_il(t, k, nc) == 0,
                   "%s at %s: interleaved products without the layout", ti.name, gguf_simd_name(l));
         }
         /* each column alone gives the bits it has among the others */

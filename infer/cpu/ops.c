@@ -135,7 +135,9 @@ void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct c
     int packed[CPU_MAX_PRODUCTS] = {0}, any_packed = 0, pack_k = -1;
     uint32_t pack_type = GGUF_T_COUNT;
     for (int i = 0; i < np && s->packed && !s->plain; i++) {
-        const size_t bytes = gguf_matmul_pack_size(p[i].w->type, (int64_t)cols, n);
+        /* repacked rows (below) have packed forms of their own */
+        const int il = p[i].w->il && gguf_matmul_il_rows(p[i].w->type);
+        const size_t bytes = (il ? gguf_matmul_pack_size_il : gguf_matmul_pack_size)(p[i].w->type, (int64_t)cols, n);
         const int k = cpu_act_index(gguf_matmul_act_type(p[i].w->type));
         if (bytes && bytes <= s->packed_cap && (pack_k < 0 || k == pack_k)) {
             packed[i] = any_packed = 1;
