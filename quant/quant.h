@@ -193,27 +193,28 @@ GGUF_API int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, 
                                 size_t out_stride);
 
 /* Interleaved rows.  A one-column product (a decoder's step) is bound by
- * the speed at which the weights stream from memory, and the AVX-512
- * VNNI kernels read four or sixteen rows at once: as many streams, which
- * the hardware prefetchers of some CPUs follow badly.  Rows in groups
- * whose blocks lie together read as one stream.  At the avx512 level on a
- * CPU with VNNI (not at amx, whose tile kernels take plain rows):
+ * the speed at which the weights stream from memory; read row after row,
+ * four or sixteen rows at once, they make as many streams, which the
+ * hardware prefetchers of some CPUs follow badly, and their sums must be
+ * folded across the lanes of a vector.  Rows in groups of sixteen whose
+ * blocks lie together read as one stream, and laid out with a row to a
+ * 32-bit lane, their sums need no folding and their scales come in one
+ * load.  At the avx512 level on a CPU with VNNI (not at amx, whose tile
+ * kernels take plain rows):
  *
- *   gguf_matmul_il_rows(wtype): the rows of a group where the SIMD path
- *     in use has products on interleaved rows of wtype, else 0: 4 for
- *     Q4_K, Q5_K and Q6_K, whose groups hold block 0 of rows 4g .. 4g + 3,
- *     then block 1 of them, and so on; 16 for Q4_0, Q5_0 and Q8_0, whose
- *     groups hold the blocks i of their sixteen rows together, in a layout
- *     of this library's own (one row to a 32-bit lane of the kernels).
+ *   gguf_matmul_il_rows(wtype): 16, the rows of a group, for Q4_K, Q5_K,
+ *     Q6_K, Q4_0, Q5_0 and Q8_0 where the SIMD path in use has products
+ *     on interleaved rows, else 0.  A group holds the blocks i of its
+ *     rows together, in a layout of this library's own.
  *   gguf_interleave_rows(): copies nrows rows of k elements from src
  *     (plain, row after row) to dst (as many bytes, not overlapping src):
- *     every whole group of rows interleaved, the last nrows % group rows
+ *     every whole group of rows interleaved, the last nrows % 16 rows
  *     plain, as they were.
  *   gguf_matmul_il(), gguf_matmul_packed_il(): gguf_matmul() and
  *     gguf_matmul_packed() on such rows, with their bits.  w is the start
  *     of a group and w_stride the bytes of one row; the call's nrows rows
- *     below nrows rounded down to a multiple of the group are read as
- *     groups, the others as plain rows, so a call takes whole groups, or
+ *     below nrows rounded down to a multiple of 16 are read as groups,
+ *     the others as plain rows, so a call takes whole groups, or
  *     runs to the end of the matrix.  Packed input serves Q4_0, Q5_0 and
  *     Q8_0 only: the K-quants' products on interleaved rows read the
  *     plain input at least as fast.
