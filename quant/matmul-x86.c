@@ -710,16 +710,18 @@ DEFINE_COLUMN(column_q4_k, KQ_Q4_K)
 DEFINE_COLUMN(column_q5_k, KQ_Q5_K)
 DEFINE_COLUMN(column_q6_k, KQ_Q6_K)
 
-/* Q4_K and Q6_K on interleaved rows (gq_ilk_type(), dot.h): sixteen rows
- * in the lanes of a vector, their blocks' words transposed.  Per chunk,
+/* Q4_K, Q5_K and Q6_K on interleaved rows (gq_ilk_type(), dot.h):
+ * sixteen rows in the lanes of a vector, their blocks' words transposed.
+ * Per chunk,
  * vpdpbusd of a vector of quants (unsigned) with four activations
  * broadcast adds a quad of each row's elements into its lane, so a
  * sub-block's sums come out row by row; they are multiplied by the rows'
  * scales (vpmulld), the mins or Q6_K's -32 taken from the activations'
  * block sums (vpdpwssd), and the float steps of kq_rows4() follow lane by
  * lane: the same integers, the same bits, with a third of kq_rows4()'s
- * instructions (1 thread, 512 x 1536 Q4_K in cache: 26 -> 59 GB/s).  The
- * quants are unpacked once for ILK_FEW columns. */
+ * instructions (1 thread, 512 x 1536 in cache: Q4_K 26 -> 60 GB/s, Q5_K
+ * 25 -> 50, Q6_K 32 -> 50).  The quants are unpacked once for ILK_FEW
+ * columns. */
 #define ILK_FEW 4
 #define ILK_ACT_BYTES (256 << 10) /* inputs taken at a time by products of many columns */
 
