@@ -217,24 +217,28 @@ static void interleave32(uint32_t wtype, const uint8_t *s, size_t row, uint8_t *
     const size_t bb = (size_t)gguf_row_bytes(wtype, GQ_QK);
     for (int64_t i = 0; i < nb; i++) {
         uint8_t *c = d + (size_t)i * GQ_IL16_ROWS * bb;
+        uint64_t mask[8] = {0}; /* Q5_0: bit 4r + j of mask t, the fifth bit of element 4t + j of row r */
         for (int r = 0; r < GQ_IL16_ROWS; r++) {
             const uint8_t *b = s + (size_t)r * row + (size_t)i * bb;
             memcpy(c + 2 * r, b, 2); /* d */
             if (wtype == GGUF_T_Q8_0) {
-                for (int e = 0; e < GQ_QK; e++) c[32 + (e / 4) * 64 + 4 * r + e % 4] = (uint8_t)(b[2 + e] ^ 0x80);
+                for (int t = 0; t < 8; t++) {
+                    uint32_t q;
+                    memcpy(&q, b + 2 + 4 * t, 4);
+                    q ^= 0x80808080u;
+                    memcpy(c + 32 + 64 * t + 4 * r, &q, 4);
+                }
                 continue;
             }
             const uint8_t *qs = b + (wtype == GGUF_T_Q5_0 ? 6 : 2);
             uint8_t *v = c + (wtype == GGUF_T_Q5_0 ? 96 : 32);
-            for (int e = 0; e < 16; e++) v[(e / 4) * 64 + 4 * r + e % 4] = qs[e];
+            for (int t = 0; t < 4; t++) memcpy(v + 64 * t + 4 * r, qs + 4 * t, 4);
             if (wtype != GGUF_T_Q5_0) continue;
             const uint32_t qh = (uint32_t)b[2] | (uint32_t)b[3] << 8 | (uint32_t)b[4] << 16 | (uint32_t)b[5] << 24;
-            for (int e = 0; e < GQ_QK; e++) {
-                const int bit = 4 * r + e % 4;
-                uint8_t *m = c + 32 + (e / 4) * 8 + bit / 8; /* mask e / 4, little-endian */
-                *m = (uint8_t)((*m & ~(1u << bit % 8)) | ((qh >> e & 1u) << bit % 8));
-            }
+            for (int t = 0; t < 8; t++) mask[t] |= (uint64_t)(qh >> 4 * t & 15u) << 4 * r;
         }
+        for (int t = 0; t < 8 && wtype == GGUF_T_Q5_0; t++) /* little-endian */
+            for (int k = 0; k < 8; k++) c[32 + 8 * t + k] = (uint8_t)(mask[t] >> 8 * k);
     }
 }
 

@@ -157,11 +157,12 @@ static int repack_weights(struct cpu_state *s, const qwen_params *p, int threads
         /* the source's page table filled in one call, not fault by fault */
         advise_pages(m->data, (size_t)bytes, MADV_POPULATE_READ, 1);
 #endif
-        /* runs of whole groups; the last takes the rows past them */
-        const uint64_t runs = (m->rows / group + 255) / 256;
+        /* runs of 16 whole groups (both threads busy on the small
+         * matrices too); the last takes the rows past them */
+        const uint64_t runs = (m->rows / group + 15) / 16;
 #pragma omp parallel for num_threads(threads) schedule(dynamic)
         for (uint64_t r = 0; r < runs; r++) {
-            const uint64_t r0 = r * 256 * group, r1 = r + 1 == runs ? m->rows : r0 + 256 * group;
+            const uint64_t r0 = r * 16 * group, r1 = r + 1 == runs ? m->rows : r0 + 16 * group;
             int e = gguf_interleave_rows(m->type, (const unsigned char *)m->data + r0 * m->row_bytes,
                                          (unsigned char *)dst + r0 * m->row_bytes, (int64_t)(r1 - r0),
                                          (int64_t)m->cols);
