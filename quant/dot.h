@@ -199,8 +199,6 @@ static inline int gq_ilk_pos(uint32_t wtype, int j)
     return 4 + 3 * (8 * (j / 16) + j % 8) + j % 16 / 8;
 }
 
-
-
 #ifdef GQ_HAVE_AVX512
 /* Q4_K, Q5_K and Q6_K products on interleaved rows below `whole` (VNNI),
  * any number of columns (matmul-x86.c; on packed activations they would

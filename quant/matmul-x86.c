@@ -725,6 +725,15 @@ DEFINE_COLUMN(column_q6_k, KQ_Q6_K)
 #define ILK_FEW 4
 #define ILK_ACT_BYTES (256 << 10) /* inputs taken at a time by products of many columns */
 
+/* The columns a product of many takes at a time on interleaved rows: as
+ * many as fit ILK_ACT_BYTES of input (the L2 cache), in steps of `few`, at
+ * least one step. */
+static inline int64_t il_column_run(int nb, size_t act_block, int few)
+{
+    const int64_t run = ILK_ACT_BYTES / ((int64_t)nb * (int64_t)act_block) / few * few;
+    return run > few ? run : few;
+}
+
 /* Byte j of each dword of v, zero-extended (top: 0) or sign-extended from
  * the dword's top byte (top: 1), as the shuffle control of vpshufb. */
 static inline __m512i ilk_byte_sel(int j, int top)
@@ -938,34 +947,25 @@ ilk_cols(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_
     }
 }
 
+/* The product: the groups below whole, then the rows past them, plain. */
 static inline __attribute__((always_inline)) void
-ilk_matmul(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, const uint8_t *act, size_t act_stride,
-           int64_t ncols, float *out, size_t out_stride, const int type)
+ilk_matmul(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const uint8_t *act,
+           size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type)
 {
     const int nb = (int)(k / GQ_QK_K);
     const int64_t groups = whole / GQ_IL16_ROWS;
     if (ncols <= ILK_FEW) {
         if (ncols > 0) ilk_cols(w, w_stride, groups, nb, act, act_stride, 0, ncols, out, out_stride, type);
-        return;
+    } else {
+        /* a run of the columns times every group, run after run */
+        const int64_t cr = il_column_run(nb, sizeof(struct gq_block_q8_k), ILK_FEW);
+        for (int64_t c0 = 0; c0 < ncols; c0 += cr)
+            for (int64_t g = 0; g < groups; g++)
+                for (int64_t c = c0; c < ncols && c < c0 + cr; c += ILK_FEW)
+                    ilk_cols(w + (size_t)g * GQ_IL16_ROWS * w_stride, w_stride, 1, nb, act, act_stride, c,
+                             ncols - c < ILK_FEW ? ncols - c : ILK_FEW, out + (size_t)g * GQ_IL16_ROWS, out_stride,
+                             type);
     }
-    /* columns in runs whose inputs fit ILK_ACT_BYTES (the L2 cache), each
-     * run times every group */
-    const int64_t run = ILK_ACT_BYTES / ((int64_t)nb * (int64_t)sizeof(struct gq_block_q8_k)) / ILK_FEW * ILK_FEW;
-    const int64_t cr = run > ILK_FEW ? run : ILK_FEW;
-    for (int64_t c0 = 0; c0 < ncols; c0 += cr)
-        for (int64_t g = 0; g < groups; g++)
-            for (int64_t c = c0; c < ncols && c < c0 + cr; c += ILK_FEW)
-                ilk_cols(w + (size_t)g * GQ_IL16_ROWS * w_stride, w_stride, 1, nb, act, act_stride, c,
-                         ncols - c < ILK_FEW ? ncols - c : ILK_FEW, out + (size_t)g * GQ_IL16_ROWS, out_stride,
-                         type);
-}
-
-/* The rows past whole, plain, on plain columns. */
-static inline __attribute__((always_inline)) void
-kq_rest(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const uint8_t *act,
-        size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type)
-{
-    const int nb = (int)(k / GQ_QK_K);
     for (int64_t r = whole; r < nrows; r++)
         for (int64_t c = 0; c < ncols; c++)
             kq_tile512(nb, w + (size_t)r * w_stride, act + (size_t)c * act_stride, 0, 1,
@@ -975,19 +975,12 @@ kq_rest(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t nro
 void gq_matmul_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
                   const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
-    const int type = wtype == GGUF_T_Q4_K ? KQ_Q4_K : wtype == GGUF_T_Q5_K ? KQ_Q5_K : KQ_Q6_K;
-    if (type == KQ_Q4_K)
-        ilk_matmul(whole, k, w, w_stride, act, act_stride, ncols, out, out_stride, KQ_Q4_K);
-    else if (type == KQ_Q5_K)
-        ilk_matmul(whole, k, w, w_stride, act, act_stride, ncols, out, out_stride, KQ_Q5_K);
+    if (wtype == GGUF_T_Q4_K)
+        ilk_matmul(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q4_K);
+    else if (wtype == GGUF_T_Q5_K)
+        ilk_matmul(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q5_K);
     else
-        ilk_matmul(whole, k, w, w_stride, act, act_stride, ncols, out, out_stride, KQ_Q6_K);
-    if (type == KQ_Q4_K)
-        kq_rest(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q4_K);
-    else if (type == KQ_Q5_K)
-        kq_rest(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q5_K);
-    else
-        kq_rest(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q6_K);
+        ilk_matmul(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, KQ_Q6_K);
 }
 #endif
 
@@ -1455,9 +1448,8 @@ il32_type(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t n
     if (ncols <= GQ_IL32_FEW) {
         if (ncols > 0) il32_cols(w, w_stride, groups, nb, act, act_stride, ncols, out, out_stride, type);
     } else {
-        /* columns in runs whose inputs fit ILK_ACT_BYTES, as ilk_matmul() */
-        const int64_t run = ILK_ACT_BYTES / ((int64_t)nb * (int64_t)sizeof(struct gq_block_q8_0)) / GQ_IL32_FEW * GQ_IL32_FEW;
-        const int64_t cr = run > GQ_IL32_FEW ? run : GQ_IL32_FEW;
+        /* a run of the columns times every group, run after run */
+        const int64_t cr = il_column_run(nb, sizeof(struct gq_block_q8_0), GQ_IL32_FEW);
         for (int64_t c0 = 0; c0 < ncols; c0 += cr)
             for (int64_t g = 0; g < groups; g += IL32_GROUPS)
                 for (int64_t c = c0; c < ncols && c < c0 + cr; c += GQ_IL32_FEW)

@@ -282,11 +282,11 @@ tile_rows(__m512 *acc, const struct wblock *u, const struct panel_block *pb)
 }
 #endif
 
-/* The plain rows r0 .. r1 - 1 over chunk blocks i0 .. i0 + n - 1:
- * run[r - r0] holds their running sums. */
+/* The rows r0 .. r1 - 1 over chunk blocks i0 .. i0 + n - 1: run[r - r0]
+ * holds their running sums. */
 static inline __attribute__((always_inline)) void
-chunk_rows_at(const uint8_t *w, size_t w_stride, int64_t r0, int64_t r1, const struct panel_block *pb, int i0,
-              int n, float (*run)[PANEL], const int type)
+chunk_rows(const uint8_t *w, size_t w_stride, int64_t r0, int64_t r1, const struct panel_block *pb,
+           int i0, int n, float (*run)[PANEL], const int type)
 {
     const size_t block_bytes = type == GGUF_T_Q4_K   ? sizeof(struct gq_block_q4_k)
                                : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
@@ -325,7 +325,6 @@ chunk_rows_at(const uint8_t *w, size_t w_stride, int64_t r0, int64_t r1, const s
     }
 }
 
-
 static inline __attribute__((always_inline)) void
 panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride,
            int64_t ncols, float *out, size_t out_stride, const int type)
@@ -347,7 +346,7 @@ panel_gemm(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void 
             for (int i0 = 0; i0 < nb; i0 += CHUNK) {
                 const int n = nb - i0 < CHUNK ? nb - i0 : CHUNK;
                 if (nb > CHUNK) repack(pb, a, act_stride, nc, i0, n);
-                chunk_rows_at(w, w_stride, r0, r1, pb, i0, n, run, type);
+                chunk_rows(w, w_stride, r0, r1, pb, i0, n, run, type);
             }
             for (int64_t r = r0; r < r1; r++)
                 for (int c = 0; c < nc; c++) out[(size_t)(c0 + c) * out_stride + (size_t)r] = run[r - r0][c];
@@ -385,7 +384,7 @@ void gq_panel_pack(const void *act, size_t act_stride, int64_t k, int64_t ncols,
 }
 #endif
 
-/* panel_gemm() on packed activations, plain rows r0 .. nrows - 1. */
+/* panel_gemm() on packed activations, rows r0 .. nrows - 1. */
 static inline __attribute__((always_inline)) void
 packed_rows(int64_t k, const void *w, size_t w_stride, int64_t r0, int64_t nrows,
             const struct panel_block *packed, int64_t ncols, float *out, size_t out_stride,
@@ -399,13 +398,12 @@ packed_rows(int64_t k, const void *w, size_t w_stride, int64_t r0, int64_t nrows
         for (int64_t ra = r0; ra < nrows; ra += RG) {
             const int64_t rb = nrows - ra < RG ? nrows : ra + RG;
             memset(run, 0, sizeof run);
-            chunk_rows_at(w, w_stride, ra, rb, pb, 0, nb, run, type);
+            chunk_rows(w, w_stride, ra, rb, pb, 0, nb, run, type);
             for (int c = 0; c < nc; c++)
                 for (int64_t r = ra; r < rb; r++) out[(size_t)(c0 + c) * out_stride + (size_t)r] = run[r - ra][c];
         }
     }
 }
-
 
 #ifdef GQ_PANEL_AMX
 /* With the tiles, a sub-block's scale differs per weight row, so
@@ -754,7 +752,6 @@ void gq_packed_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, co
     packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
 }
 #endif
-
 
 PANEL_DEF PANEL_FN(q4_k)(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                    size_t act_stride, int64_t ncols, float *out, size_t out_stride)
