@@ -135,6 +135,9 @@ GQ_HIDDEN void gq_panel_q6_k(int64_t k, const void *w, size_t w_stride, int64_t 
  * products of GQ_PANEL_MIN columns or more where the CPU and the kernel
  * allow AMX. */
 extern GQ_HIDDEN const struct gq_matmul_kernels gq_matmul_amx;
+/* 1 where the tiles may run: the CPU has them and Linux lets this process
+ * use them (amx.c; asked once). */
+GQ_HIDDEN int gq_amx_usable(void);
 #endif
 /* Products of this many columns or more go to the panel kernels. */
 #define GQ_PANEL_MIN 6

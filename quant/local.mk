@@ -28,8 +28,10 @@ quant_libquant_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 gguf_libgguf_la_LIBADD += quant/libquant.la -lm
 # The quant/ convenience libraries, for in-tree programs that call the
 # hidden gq_ functions (quant/dot.h) directly: link these before
-# gguf/libgguf.la, and $(OPENMP_CFLAGS) in LDFLAGS.
-QUANT_INTERNAL_LIBS = quant/libquant.la
+# gguf/libgguf.la, and $(OPENMP_CFLAGS) in LDFLAGS.  QUANT_BASE_LIBS: all
+# but the amx level's kernels (test-quant-amx links its own).
+QUANT_BASE_LIBS = quant/libquant.la
+QUANT_INTERNAL_LIBS = $(QUANT_BASE_LIBS)
 gguf_libgguf_la_LDFLAGS += $(OPENMP_CFLAGS)
 
 ggufinclude_HEADERS += quant/quant.h
@@ -46,7 +48,7 @@ quant_libquant_avx2_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c
 quant_libquant_avx2_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 QUANT_CPPFLAGS += -DGQ_HAVE_AVX2
 gguf_libgguf_la_LIBADD += quant/libquant_avx2.la
-QUANT_INTERNAL_LIBS += quant/libquant_avx2.la
+QUANT_BASE_LIBS += quant/libquant_avx2.la
 endif
 if HAVE_AVX512_FLAGS
 noinst_LTLIBRARIES += quant/libquant_avx512.la
@@ -55,7 +57,7 @@ quant_libquant_avx512_la_CFLAGS = $(QUANT_CFLAGS) -mavx512f -mavx512bw -mavx512v
 quant_libquant_avx512_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 QUANT_CPPFLAGS += -DGQ_HAVE_AVX512
 gguf_libgguf_la_LIBADD += quant/libquant_avx512.la
-QUANT_INTERNAL_LIBS += quant/libquant_avx512.la
+QUANT_BASE_LIBS += quant/libquant_avx512.la
 # The matrix-product kernels again, with VNNI: a library of their own, as
 # they run only where the CPU has VNNI, which the AVX-512 level does not
 # require.
@@ -65,14 +67,14 @@ quant_libquant_vnni_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c -mavx512f -m
 	-mavx512vl -mavx512vnni
 quant_libquant_vnni_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 gguf_libgguf_la_LIBADD += quant/libquant_vnni.la
-QUANT_INTERNAL_LIBS += quant/libquant_vnni.la
+QUANT_BASE_LIBS += quant/libquant_vnni.la
 endif
 if HAVE_AMX_FLAGS
 # The K-quant panel products once more, with AMX int8 tiles, and the
 # Q4_0, Q5_0, Q8_0 tile products (the amx level, used where the CPU has
 # them and Linux grants their state).
 noinst_LTLIBRARIES += quant/libquant_amx.la
-quant_libquant_amx_la_SOURCES = quant/panel-vnni.c quant/tiles32.c quant/x86.h
+quant_libquant_amx_la_SOURCES = quant/panel-vnni.c quant/tiles32.c quant/x86.h quant/amx.c
 quant_libquant_amx_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c -mavx512f -mavx512bw \
 	-mavx512vl -mavx512vnni -mamx-tile -mamx-int8
 quant_libquant_amx_la_CPPFLAGS = $(QUANT_CPPFLAGS) -DGQ_PANEL_AMX

@@ -10,14 +10,11 @@
 
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__) && defined(__x86_64__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
 
+#include "quant/dot.h"
 #include "quant/kernels.h"
 #include "quant/quant.h"
 
@@ -95,39 +92,6 @@ static int cpu_has_f16c(void)
 }
 #endif
 
-#if defined(__linux__) && defined(__x86_64__)
-/* AMX-TILE and AMX-INT8 (CPUID leaf 7, EDX bits 24 and 25), the OS saving
- * the tile state (XCR0 bits 17 and 18), and Linux's leave for this
- * process to use it, asked once (arch_prctl ARCH_REQ_XCOMP_PERM for
- * XFEATURE_XTILEDATA): 1 when all hold. */
-static int amx_ask(void)
-{
-    unsigned a, b, c, d;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || (d & (3u << 24)) != (3u << 24)) return 0;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0; /* OSXSAVE */
-    unsigned lo, hi;
-    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    if ((lo & (3u << 17)) != (3u << 17)) return 0;
-    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0;
-}
-
-static int amx_granted(void)
-{
-    static int granted = -1; /* -1: not asked yet */
-    int g = __atomic_load_n(&granted, __ATOMIC_ACQUIRE);
-    if (g < 0) {
-        g = amx_ask();
-        __atomic_store_n(&granted, g, __ATOMIC_RELEASE);
-    }
-    return g;
-}
-#else
-static inline int amx_granted(void)
-{
-    return 0;
-}
-#endif
-
 /* 1 when the CPU (and the OS, which must save the wider registers) can
  * run `level`.  __builtin_cpu_supports checks both; F16C has the same
  * register state as AVX. */
@@ -144,7 +108,11 @@ static int cpu_has(int level)
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl");
     case GGUF_SIMD_AMX:
-        return cpu_has(GGUF_SIMD_AVX512) && __builtin_cpu_supports("avx512vnni") && amx_granted();
+#ifdef GQ_HAVE_AMX
+        return cpu_has(GGUF_SIMD_AVX512) && __builtin_cpu_supports("avx512vnni") && gq_amx_usable();
+#else
+        return 0;
+#endif
 #endif
     default:
         return 0;

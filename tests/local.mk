@@ -268,6 +268,24 @@ tests_test_quant_dot_SOURCES = tests/test-quant-dot.c tests/testutil.h
 tests_test_quant_dot_LDFLAGS = $(OPENMP_CFLAGS)
 tests_test_quant_dot_LDADD = $(QUANT_INTERNAL_LIBS) gguf/libgguf.la -lm
 TESTS += tests/test-quant-dot
+# The same test with the amx level's kernels (quant/panel-vnni.c and
+# quant/tiles32.c built as for AMX) on tile instructions done in C
+# (tests/amx-emu.h): the amx level checked against scalar on any CPU with
+# AVX-512 VNNI, whether it has AMX or not.
+if HAVE_AMX_FLAGS
+check_LTLIBRARIES += tests/libquant_amxemu.la
+tests_libquant_amxemu_la_SOURCES = quant/panel-vnni.c quant/tiles32.c quant/x86.h tests/amx-emu.c \
+	tests/amx-emu.h
+tests_libquant_amxemu_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c -mavx512f -mavx512bw \
+	-mavx512vl -mavx512vnni -include $(top_srcdir)/tests/amx-emu.h
+tests_libquant_amxemu_la_CPPFLAGS = $(QUANT_CPPFLAGS) -DGQ_PANEL_AMX
+check_PROGRAMS += tests/test-quant-amx
+tests_test_quant_amx_SOURCES = tests/test-quant-dot.c tests/testutil.h
+tests_test_quant_amx_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_AMX_EMULATED
+tests_test_quant_amx_LDFLAGS = $(OPENMP_CFLAGS)
+tests_test_quant_amx_LDADD = $(QUANT_BASE_LIBS) tests/libquant_amxemu.la gguf/libgguf.la -lm
+TESTS += tests/test-quant-amx
+endif
 # `make bench`: the dot kernels' GB/s per SIMD level (test-quant-dot --bench)
 BENCHMARKS += tests/bench/bench-dot.sh
 EXTRA_DIST += tests/bench/bench-dot.sh

@@ -35,6 +35,11 @@
 #include "quant/half.h"
 #include "quant/quant.h"
 #include "tests/testutil.h"
+#ifdef TEST_AMX_EMULATED
+#include <immintrin.h>
+
+#include "tests/amx-emu.h"
+#endif
 
 #define N_LEVELS 4
 
@@ -675,9 +680,94 @@ static int bench(void)
     return bench_matmul();
 }
 
+#ifdef TEST_AMX_EMULATED
+/* A tile configuration (64 bytes, aligned as ldtilecfg wants it) of
+ * tiles 0, 1, 2 with these rows and bytes a row. */
+static void tile_config(uint8_t *cfg, const int rows[3], const int colsb[3])
+{
+    memset(cfg, 0, 64);
+    cfg[0] = 1; /* palette */
+    for (int t = 0; t < 3; t++) {
+        cfg[16 + 2 * t] = (uint8_t)colsb[t];
+        cfg[48 + t] = (uint8_t)rows[t];
+    }
+}
+
+/* The emulated tile products: the four signednesses against sums of
+ * bytes on tiles of 16 x 48 by 12 x 48, and tdpbusd on full tiles against
+ * vpdpbusd (a row of the first tile times the columns of the second, each
+ * four bytes deep): the operands in the roles and with the signs the
+ * instructions give them. */
+__attribute__((target("avx512f,avx512vnni"))) static void test_emulator(void)
+{
+    uint8_t cfg[64] __attribute__((aligned(64)));
+    uint8_t a[16][64], b[16][64];
+    int32_t c[16][16];
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 64; j++) {
+            a[i][j] = (uint8_t)(rng() >> 56);
+            b[i][j] = (uint8_t)(rng() >> 56);
+        }
+    tile_config(cfg, (const int[]){16, 12, 16}, (const int[]){48, 48, 48});
+    for (int s1 = 0; s1 < 2; s1++)
+        for (int s2 = 0; s2 < 2; s2++) {
+            _tile_loadconfig(cfg);
+            _tile_loadd(0, a, 64); /* 16 rows of 48 of the 64 bytes */
+            _tile_loadd(1, b, 64);
+            _tile_zero(2);
+            if (s1 && s2) _tile_dpbssd(2, 0, 1);
+            if (s1 && !s2) _tile_dpbsud(2, 0, 1);
+            if (!s1 && s2) _tile_dpbusd(2, 0, 1);
+            if (!s1 && !s2) _tile_dpbuud(2, 0, 1);
+            _tile_stored(2, c, 64);
+            _tile_release();
+            for (int i = 0; i < 16; i++)
+                for (int j = 0; j < 12; j++) {
+                    int64_t sum = 0;
+                    for (int q = 0; q < 12; q++)
+                        for (int e = 0; e < 4; e++)
+                            sum += (int64_t)(s1 ? (int8_t)a[i][4 * q + e] : a[i][4 * q + e]) *
+                                   (s2 ? (int8_t)b[q][4 * j + e] : b[q][4 * j + e]);
+                    CHECK(c[i][j] == (int32_t)sum, "emulated tile product (signed %d, %d) [%d,%d] %d, want %lld",
+                          s1, s2, i, j, c[i][j], (long long)sum);
+                }
+        }
+    tile_config(cfg, (const int[]){16, 16, 16}, (const int[]){64, 64, 64});
+    _tile_loadconfig(cfg);
+    _tile_loadd(0, a, 64);
+    _tile_loadd(1, b, 64);
+    _tile_zero(2);
+    _tile_dpbusd(2, 0, 1);
+    _tile_stored(2, c, 64);
+    _tile_release();
+    for (int i = 0; i < 16; i++) {
+        __m512i acc = _mm512_setzero_si512();
+        for (int q = 0; q < 16; q++) {
+            int32_t quad;
+            memcpy(&quad, a[i] + 4 * q, 4);
+            acc = _mm512_dpbusd_epi32(acc, _mm512_set1_epi32(quad), _mm512_loadu_si512(b[q]));
+        }
+        int32_t got[16];
+        _mm512_storeu_si512(got, acc);
+        CHECK(memcmp(got, c[i], sizeof got) == 0, "emulated tdpbusd row %d: not vpdpbusd's sums", i);
+    }
+}
+#endif
+
 int main(int argc, char **argv)
 {
+#ifdef TEST_AMX_EMULATED
+    /* the amx level here is the emulated one, which needs VNNI */
+    if (!__builtin_cpu_supports("avx512vnni")) {
+        fprintf(stderr, "skip: no AVX-512 VNNI here, which the amx level's kernels use beside the tiles\n");
+        return 77;
+    }
+    test_emulator();
+#endif
     find_levels();
+#ifdef TEST_AMX_EMULATED
+    REQUIRE(level_ok[GGUF_SIMD_AMX], "the emulated amx level is not offered");
+#endif
     if (argc > 1 && strcmp(argv[1], "--bench") == 0) return bench();
     test_pairs();
     for (size_t i = 0; i < N_TYPES; i++) test_type(types[i]);
@@ -691,7 +781,12 @@ int main(int argc, char **argv)
                 __builtin_cpu_supports("avx512vnni") ? "use the VNNI kernels"
                                                      : "use the AVX2 kernels (no VNNI here)");
     fprintf(stderr, "note: %s\n",
-            level_ok[GGUF_SIMD_AMX] ? "the amx level's K-quant products (AMX int8 tiles) were checked"
+            level_ok[GGUF_SIMD_AMX] ?
+#ifdef TEST_AMX_EMULATED
+                                    "the amx level's products were checked, their tile instructions done in C"
+#else
+                                    "the amx level's products (AMX int8 tiles) were checked"
+#endif
                                     : "no amx level here (CPU, build or kernel): its products were not checked");
 #endif
     tu_finish();
