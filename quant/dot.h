@@ -219,6 +219,19 @@ GQ_HIDDEN void gq_columns_il32(uint32_t wtype, int64_t whole, int64_t k, const v
 GQ_HIDDEN void gq_packed32_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
                               int64_t nrows, const void *packed, int64_t ncols, float *out, size_t out_stride);
 #endif
+#ifdef GQ_HAVE_AMX
+/* The amx level's products on packed activations and interleaved rows:
+ * Q4_K, Q5_K and Q6_K (panel-vnni.c: block_gemm() on each group's blocks
+ * de-interleaved, for gq_amx_block_min() columns or more, the number from
+ * which it is the level's fastest product), Q4_0, Q5_0 and Q8_0
+ * (tiles32.c); the bits of the same products on plain rows. */
+GQ_HIDDEN int64_t gq_amx_block_min(uint32_t wtype);
+GQ_HIDDEN void gq_packed_il_amx(uint32_t wtype, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                                const void *packed, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_packed32_il_amx(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
+                                  int64_t nrows, const void *packed, int64_t ncols, float *out,
+                                  size_t out_stride);
+#endif
 
 /* Products on packed activations (gguf_matmul_pack(), panel-vnni.c): the
  * bytes of one packed block of 16 columns, the packing of panels p0 ..

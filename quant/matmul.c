@@ -192,16 +192,24 @@ int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, int64_t n
 
 /* --- interleaved rows --- */
 
-int gguf_matmul_il_rows(uint32_t wtype)
+/* gguf_matmul_il_rows() at `level`. */
+static int il_rows_at(int level, uint32_t wtype)
 {
 #ifdef GQ_HAVE_AVX512
-    const int level = gguf_simd_get();
-    if ((gq_ilk_type(wtype) || gq_il32_type(wtype)) &&
-        level == GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni"))
+    /* the amx level's CPUs have VNNI, which the products take when the
+     * tiles do not pay */
+    if ((gq_ilk_type(wtype) || gq_il32_type(wtype)) && level >= GGUF_SIMD_AVX512 &&
+        __builtin_cpu_supports("avx512vnni"))
         return GQ_IL16_ROWS;
 #endif
+    (void)level;
     (void)wtype;
     return 0;
+}
+
+int gguf_matmul_il_rows(uint32_t wtype)
+{
+    return il_rows_at(gguf_simd_get(), wtype);
 }
 
 /* The elements of a block of wtype (one the interleaved rows take). */
@@ -291,18 +299,41 @@ int gguf_matmul_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows
     return GGUF_OK;
 }
 
+/* gguf_matmul_pack_size_il() at `level`. */
+static size_t pack_size_il_at(int level, uint32_t wtype, int64_t k, int64_t ncols)
+{
+    if (!il_rows_at(level, wtype)) return 0;
+    if (gq_il32_type(wtype)) return gguf_matmul_pack_size(wtype, k, ncols);
+#ifdef GQ_HAVE_AMX
+    /* the K-quants: the tiles' block products, from where they pay */
+    if (level >= GGUF_SIMD_AMX && ncols >= gq_amx_block_min(wtype)) return gguf_matmul_pack_size(wtype, k, ncols);
+#endif
+    return 0;
+}
+
 size_t gguf_matmul_pack_size_il(uint32_t wtype, int64_t k, int64_t ncols)
 {
-    return gguf_matmul_il_rows(wtype) && gq_il32_type(wtype) ? gguf_matmul_pack_size(wtype, k, ncols) : 0;
+    return pack_size_il_at(gguf_simd_get(), wtype, k, ncols);
 }
 
 int gguf_matmul_packed_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, int64_t k,
                           const void *packed, int64_t ncols, float *out, size_t out_stride)
 {
-    if (gguf_matmul_pack_size_il(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
+    const int level = gguf_simd_get();
+    if (pack_size_il_at(level, wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
     if (!w || !packed || ((uintptr_t)packed & 63) || !out || nrows < 0) return GGUF_E_INVALID;
 #ifdef GQ_HAVE_AVX512
-    gq_packed32_il(wtype, nrows - nrows % GQ_IL16_ROWS, k, w, w_stride, nrows, packed, ncols, out, out_stride);
+    const int64_t whole = nrows - nrows % GQ_IL16_ROWS;
+#ifdef GQ_HAVE_AMX
+    if (level >= GGUF_SIMD_AMX) {
+        if (gq_ilk_type(wtype))
+            gq_packed_il_amx(wtype, k, w, w_stride, nrows, packed, ncols, out, out_stride);
+        else
+            gq_packed32_il_amx(wtype, whole, k, w, w_stride, nrows, packed, ncols, out, out_stride);
+        return GGUF_OK;
+    }
+#endif
+    gq_packed32_il(wtype, whole, k, w, w_stride, nrows, packed, ncols, out, out_stride);
 #endif
     return GGUF_OK;
 }

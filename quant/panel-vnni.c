@@ -36,7 +36,8 @@
  * rows at a time, one tile product per sub-block of 32, whose sums take
  * the sub-block scales as block_rows() applies them (tile_rows()); on
  * packed activations of many columns, whole blocks through the tiles for
- * Q4_K, Q5_K and Q6_K (block_gemm()).  Same arithmetic, same bits. */
+ * Q4_K, Q5_K and Q6_K (block_gemm(), on plain or interleaved rows:
+ * gq_packed_il_amx()).  Same arithmetic, same bits. */
 #ifdef GQ_PANEL_AMX
 #define PANEL_FN(t) panel_amx_##t
 #define PANEL_DEF static void
@@ -554,6 +555,32 @@ block_sums6(float (*run)[MAXP * PANEL], int p, int32_t (*c)[TR][PANEL], const st
         _tile_dpbssd(6, 2, b);                                                                   \
     } while (0)
 
+/* Bytes of a row's block in ilk_blocks()'s copies (Q6_K's 210, rounded
+ * up to 32). */
+#define ILK_BB 224
+
+/* Block i of the sixteen rows of a group of interleaved rows (chunk c,
+ * gq_il_chunk(), dot.h) back as plain blocks, b[r] row r's: sixteen words
+ * of the rows at a time transposed back. */
+static inline __attribute__((always_inline)) void ilk_blocks(uint8_t (*b)[ILK_BB], const uint8_t *c,
+                                                             const int type)
+{
+    const int words = type == GGUF_T_Q4_K   ? (int)sizeof(struct gq_block_q4_k) / 4
+                      : type == GGUF_T_Q5_K ? (int)sizeof(struct gq_block_q5_k) / 4
+                                            : (int)sizeof(struct gq_block_q6_k) / 4;
+    for (int j0 = 0; j0 < words; j0 += 16) {
+        __m512i v[16], rows[16];
+        for (int t = 0; t < 16; t++)
+            v[t] = j0 + t < words ? _mm512_loadu_si512(c + 64 * gq_ilk_pos((uint32_t)type, j0 + t))
+                                  : _mm512_setzero_si512();
+        transpose16(v, rows); /* rows[r] lane t: row r's word j0 + t */
+        const __mmask16 keep = words - j0 >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (words - j0)) - 1);
+        for (int r = 0; r < 16; r++) _mm512_mask_storeu_epi32(b[r] + 4 * j0, keep, rows[r]);
+    }
+    if (type == GGUF_T_Q6_K) /* d: the 16 halves after the words */
+        for (int r = 0; r < 16; r++) memcpy(b[r] + 4 * words, c + 64 * words + 2 * r, 2);
+}
+
 /* Blocks a pass over the rows takes at most: the activations of 32 panels
  * for them (6 x 32 x 4.6 KiB) stay in the core's cache while the weight
  * rows go by, and the running sums go to out between passes (each output
@@ -589,7 +616,7 @@ static inline void load_run(const float *out, size_t out_stride, int64_t c0, int
  * `pending` is the panel stored last, in c[cb ^ 1]. */
 static inline __attribute__((always_inline)) void
 block_gemm(int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const struct panel_block *packed,
-           int64_t ncols, float *out, size_t out_stride, const int type)
+           int64_t ncols, float *out, size_t out_stride, const int type, const int il)
 {
     const int nb = (int)(k / GQ_QK_K), q6 = type == GGUF_T_Q6_K;
     const size_t bb = type == GGUF_T_Q4_K   ? sizeof(struct gq_block_q4_k)
@@ -598,6 +625,7 @@ block_gemm(int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const st
     float run[TR][MAXP * PANEL] __attribute__((aligned(64)));
     int32_t c[2][3][TR][PANEL] __attribute__((aligned(64))); /* [panel parity][hi, lo / digit] */
     struct wblock u[2][TR]; /* a block's rows, and the last block's while its sums are pending */
+    uint8_t plain[TR][ILK_BB]; /* il: the block's rows, de-interleaved */
     union {
         struct tblock k4;
         struct t6block k6;
@@ -619,8 +647,9 @@ block_gemm(int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const st
                 const struct panel_block *pend_pb = NULL;
                 for (int i = i0; i <= i1; i++) {
                     struct wblock *ui = u[i & 1];
+                    if (il && i < i1) ilk_blocks(plain, gq_il_chunk(w, w_stride, rt / TR, i, bb), type);
                     for (int j = 0; j < TR && i < i1; j++) {
-                        const uint8_t *blk = w + (size_t)(rt + j) * w_stride + (size_t)i * bb;
+                        const uint8_t *blk = il ? plain[j] : w + (size_t)(rt + j) * w_stride + (size_t)i * bb;
                         if (q6) {
                             unpack_q6k(&ui[j], blk);
                             split_digits6(tb.k6.w, j, &ui[j]);
@@ -694,21 +723,29 @@ block_gemm(int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const st
     _tile_release();
 }
 
-/* Q4_K and Q5_K on packed activations with AMX: block_gemm() on whole
- * tiles of rows, the VNNI panels for the rest. */
+int64_t gq_amx_block_min(uint32_t wtype)
+{
+    return (wtype == GGUF_T_Q6_K ? Q6_GEMM_PANELS - 1 : BLOCK_GEMM_PANELS - 1) * PANEL + 1;
+}
+
+/* Q4_K, Q5_K and Q6_K on packed activations with AMX: from
+ * gq_amx_block_min() columns on, block_gemm() on whole tiles of rows
+ * (interleaved ones, if il) and the VNNI panels for the rest; below, on
+ * plain rows, tile_rows() (Q4_K, Q5_K) or the VNNI panels (Q6_K). */
 static inline __attribute__((always_inline)) void
 amx_packed(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
-           int64_t ncols, float *out, size_t out_stride, const int type)
+           int64_t ncols, float *out, size_t out_stride, const int type, const int il)
 {
     const int64_t whole = nrows / TR * TR;
-    if (ncols <= (BLOCK_GEMM_PANELS - 1) * PANEL) {
-        /* too few panels to pay for the scaled copies: tile_rows() */
-        if (nrows >= TR) _tile_loadconfig(&tile_config);
+    if (!il && ncols < gq_amx_block_min((uint32_t)type)) {
+        /* too few panels to pay for the scaled copies */
+        const int tiles = type != GGUF_T_Q6_K && nrows >= TR;
+        if (tiles) _tile_loadconfig(&tile_config);
         packed_rows(k, w, w_stride, 0, nrows, packed, ncols, out, out_stride, type);
-        if (nrows >= TR) _tile_release();
+        if (tiles) _tile_release();
         return;
     }
-    if (whole) block_gemm(k, w, w_stride, whole, packed, ncols, out, out_stride, type);
+    if (whole) block_gemm(k, w, w_stride, whole, packed, ncols, out, out_stride, type, il);
     if (whole < nrows)
         packed_rows(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, type);
 }
@@ -716,22 +753,30 @@ amx_packed(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void 
 void gq_packed_amx_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
                         const void *packed, int64_t ncols, float *out, size_t out_stride)
 {
-    amx_packed(k, w, w_stride, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K);
+    amx_packed(k, w, w_stride, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K, 0);
 }
 
 void gq_packed_amx_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
                         const void *packed, int64_t ncols, float *out, size_t out_stride)
 {
-    amx_packed(k, w, w_stride, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K);
+    amx_packed(k, w, w_stride, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K, 0);
 }
 
 void gq_packed_amx_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows,
                         const void *packed, int64_t ncols, float *out, size_t out_stride)
 {
-    const int64_t whole = ncols > (Q6_GEMM_PANELS - 1) * PANEL ? nrows / TR * TR : 0;
-    if (whole) block_gemm(k, w, w_stride, whole, packed, ncols, out, out_stride, GGUF_T_Q6_K);
-    if (whole < nrows)
-        packed_rows(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K);
+    amx_packed(k, w, w_stride, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K, 0);
+}
+
+void gq_packed_il_amx(uint32_t wtype, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                      const void *packed, int64_t ncols, float *out, size_t out_stride)
+{
+    if (wtype == GGUF_T_Q4_K)
+        amx_packed(k, w, w_stride, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_K, 1);
+    else if (wtype == GGUF_T_Q5_K)
+        amx_packed(k, w, w_stride, nrows, packed, ncols, out, out_stride, GGUF_T_Q5_K, 1);
+    else
+        amx_packed(k, w, w_stride, nrows, packed, ncols, out, out_stride, GGUF_T_Q6_K, 1);
 }
 #else
 void gq_packed_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,

@@ -199,8 +199,7 @@ GGUF_API int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, 
  * folded across the lanes of a vector.  Rows in groups of sixteen whose
  * blocks lie together read as one stream, and laid out with a row to a
  * 32-bit lane, their sums need no folding and their scales come in one
- * load.  At the avx512 level on a CPU with VNNI (not at amx, whose tile
- * kernels take plain rows):
+ * load.  At the avx512 and amx levels on a CPU with VNNI:
  *
  *   gguf_matmul_il_rows(wtype): 16, the rows of a group, for Q4_K, Q5_K,
  *     Q6_K, Q4_0, Q5_0 and Q8_0 where the SIMD path in use has products
@@ -216,8 +215,10 @@ GGUF_API int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, 
  *     below nrows rounded down to a multiple of 16 are read as groups,
  *     the others as plain rows, so a call takes whole groups, or
  *     runs to the end of the matrix.  Packed input serves Q4_0, Q5_0 and
- *     Q8_0 only: the K-quants' products on interleaved rows read the
- *     plain input at least as fast.
+ *     Q8_0, and at the amx level Q4_K and Q5_K from 49 columns, Q6_K
+ *     from 33, where the tiles' products of whole blocks pay: the
+ *     K-quants' other products on interleaved rows read the plain input
+ *     at least as fast.
  *   gguf_matmul_pack_size_il(): gguf_matmul_pack_size() for
  *     gguf_matmul_packed_il(), 0 where it takes no packed input.
  *

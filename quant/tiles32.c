@@ -404,11 +404,15 @@ DEFINE_TILES32(q4_0, GGUF_T_Q4_0)
 DEFINE_TILES32(q5_0, GGUF_T_Q5_0)
 DEFINE_TILES32(q8_0, GGUF_T_Q8_0)
 
-#ifndef GQ_PANEL_AMX
+#ifdef GQ_PANEL_AMX
+#define T32_IL_FN gq_packed32_il_amx
+#else
+#define T32_IL_FN gq_packed32_il
+#endif
 /* On packed columns and interleaved rows below whole (gguf_matmul_packed_il();
  * gq_columns_il32() takes the products on plain columns). */
-void gq_packed32_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
-                    const void *packed, int64_t ncols, float *out, size_t out_stride)
+void T32_IL_FN(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+               const void *packed, int64_t ncols, float *out, size_t out_stride)
 {
     if (wtype == GGUF_T_Q4_0)
         packed32(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q4_0);
@@ -417,4 +421,3 @@ void gq_packed32_il(uint32_t wtype, int64_t whole, int64_t k, const void *w, siz
     else
         packed32(k, w, w_stride, whole, nrows, packed, ncols, out, out_stride, GGUF_T_Q8_0);
 }
-#endif

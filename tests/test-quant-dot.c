@@ -475,25 +475,28 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
                       GGUF_E_UNSUPPORTED, "%s packed without a packed form", ti.name);
         }
         /* interleaved rows: Q4_K, Q5_K, Q6_K, Q4_0, Q5_0 and Q8_0 in groups
-         * of sixteen, at the VNNI level, not amx */
+         * of sixteen, at the VNNI and amx levels */
         const int k_quant = t == GGUF_T_Q4_K || t == GGUF_T_Q5_K || t == GGUF_T_Q6_K;
         const int q32 = t == GGUF_T_Q4_0 || t == GGUF_T_Q5_0 || t == GGUF_T_Q8_0;
-        const int il_here = (k_quant || q32) && l == GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
+        const int il_here = (k_quant || q32) && l >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
         CHECK(gguf_matmul_il_rows(t) == (il_here ? 16 : 0), "%s at %s: interleaved rows %d", ti.name,
               gguf_simd_name(l), gguf_matmul_il_rows(t));
         if (il_here) {
-            /* packed input: Q4_0, Q5_0 and Q8_0's only (the K-quants take
-             * theirs plain) */
+            /* packed input: Q4_0, Q5_0 and Q8_0's, and at the amx level
+             * the K-quants' from the columns where the tiles' block
+             * products pay (quant.h: 49 for Q4_K and Q5_K, 33 for Q6_K) */
+            const int k_packed = l == GGUF_SIMD_AMX && nc >= (t == GGUF_T_Q6_K ? 33 : 49);
+            const size_t psz_il = gguf_matmul_pack_size_il(t, k, nc);
             void *pk = NULL;
-            CHECK(gguf_matmul_pack_size_il(t, k, nc) == (q32 ? psz : 0), "%s at %s: packed size %zu on interleaved rows",
-                  ti.name, gguf_simd_name(l), gguf_matmul_pack_size_il(t, k, nc));
-            if (k_quant && psz) {
-                CHECK(gguf_matmul_packed_il(t, wq, w_stride, nr, k, out, nc, out, o_stride) == GGUF_E_UNSUPPORTED,
-                      "%s at %s: packed products on interleaved rows", ti.name, gguf_simd_name(l));
-            } else if (psz) {
-                pk = aligned_alloc(64, (psz + 63) / 64 * 64);
+            CHECK(psz_il == (q32 || k_packed ? psz : 0), "%s at %s: packed size %zu on interleaved rows", ti.name,
+                  gguf_simd_name(l), psz_il);
+            if (psz_il) {
+                pk = aligned_alloc(64, (psz_il + 63) / 64 * 64);
                 if (!pk) HARD_ERROR("out of memory");
                 CHECK(gguf_matmul_pack(t, act, a_stride, k, nc, 0, np, pk) == GGUF_OK, "%s pack", ti.name);
+            } else if (psz) {
+                CHECK(gguf_matmul_packed_il(t, wq, w_stride, nr, k, out, nc, out, o_stride) == GGUF_E_UNSUPPORTED,
+                      "%s at %s: packed products on interleaved rows", ti.name, gguf_simd_name(l));
             }
             check_il(t, wq, w_stride, nr, k, act, a_stride, nc, out, o_stride, pk);
             free(pk);
