@@ -362,42 +362,40 @@ static void cpu_estimate(const qwen_config *c, const uint32_t *types, const uint
 }
 
 /* The cache rows of layer l, sequence seq: (n_kv, n_ctx) each. */
-static uint64_t rows_at(const struct cpu_state *s, uint32_t l, int32_t seq)
+/* Positions 0 .. n - 1 of sequence seq's keys and values from the cache
+ * into get, or from set into the cache, as the saved state of a sequence
+ * holds them (qwen_backend: per position, per layer, the K row then the V
+ * row of all KV heads). */
+static void seq_rows(struct cpu_state *s, int32_t seq, uint32_t n, unsigned char *get, const unsigned char *set)
 {
-    return ((uint64_t)l * s->n_seq + (uint32_t)seq) * s->n_ctx * s->m->config.n_kv;
+    const qwen_config *c = &s->m->config;
+    const size_t head = (size_t)c->head_dim * sizeof(uint16_t), row = c->n_head_kv * head;
+    for (uint32_t p = 0; p < n; p++)
+        for (uint32_t l = 0; l < c->n_layer; l++)
+            for (uint32_t h = 0; h < c->n_head_kv; h++) {
+                const uint64_t at = cpu_cache_at(s, l, seq, h) + (uint64_t)p * c->head_dim;
+                const size_t k = ((size_t)p * c->n_layer + l) * 2 * row + h * head, v = k + row;
+                if (get) {
+                    memcpy(get + k, s->k_cache + at, head);
+                    memcpy(get + v, s->v_cache + at, head);
+                } else {
+                    memcpy(s->k_cache + at, set + k, head);
+                    memcpy(s->v_cache + at, set + v, head);
+                }
+            }
 }
 
 static int cpu_seq_get(void *impl, int32_t seq, uint32_t n, void *buf, gguf_error *err)
 {
     (void)err;
-    const struct cpu_state *s = impl;
-    const uint32_t kv = s->m->config.n_kv;
-    const size_t row = (size_t)kv * sizeof(uint16_t);
-    unsigned char *d = buf;
-    for (uint32_t p = 0; p < n; p++)
-        for (uint32_t l = 0; l < s->m->config.n_layer; l++) {
-            const uint64_t at = rows_at(s, l, seq) + (uint64_t)p * kv;
-            memcpy(d, s->k_cache + at, row);
-            memcpy(d + row, s->v_cache + at, row);
-            d += 2 * row;
-        }
+    seq_rows(impl, seq, n, buf, NULL);
     return GGUF_OK;
 }
 
 static int cpu_seq_set(void *impl, int32_t seq, uint32_t n, const void *buf, gguf_error *err)
 {
     (void)err;
-    struct cpu_state *s = impl;
-    const uint32_t kv = s->m->config.n_kv;
-    const size_t row = (size_t)kv * sizeof(uint16_t);
-    const unsigned char *d = buf;
-    for (uint32_t p = 0; p < n; p++)
-        for (uint32_t l = 0; l < s->m->config.n_layer; l++) {
-            const uint64_t at = rows_at(s, l, seq) + (uint64_t)p * kv;
-            memcpy(s->k_cache + at, d, row);
-            memcpy(s->v_cache + at, d + row, row);
-            d += 2 * row;
-        }
+    seq_rows(impl, seq, n, NULL, buf);
     return GGUF_OK;
 }
 

@@ -58,8 +58,8 @@ struct cpu_state {
     size_t packed_cap;
     int plain;              /* 1: every product in float over dequantized rows */
     int n_threads;
-    uint16_t *k_cache;      /* (n_kv, n_ctx, n_seq, n_layer) F16 */
-    uint16_t *v_cache;      /* (n_kv, n_ctx, n_seq, n_layer) F16 */
+    uint16_t *k_cache;      /* (head_dim, n_ctx, n_head_kv, n_seq, n_layer) F16: cpu_cache_at() */
+    uint16_t *v_cache;      /* the same */
     uint64_t kv_bytes;      /* of k_cache and v_cache */
     uint64_t compute_bytes; /* of the other buffers but the per-thread ones */
     uint64_t thread_bytes;  /* of att and rows */
@@ -106,6 +106,16 @@ void cpu_qk_norm(struct cpu_state *s, const qwen_layer *L, uint32_t n);
 
 /* RoPE on every head of q and k of the n tokens. */
 void cpu_rope_qk(struct cpu_state *s, uint32_t n);
+
+/* Where the keys (in k_cache) and values (v_cache) of KV head h of layer
+ * l, sequence seq start: the head's rows for positions 0 .. n_ctx - 1
+ * follow each other, head_dim halves each, so that attention reads each
+ * head's as one stream. */
+static inline uint64_t cpu_cache_at(const struct cpu_state *s, uint32_t l, int32_t seq, uint32_t h)
+{
+    const qwen_config *c = &s->m->config;
+    return (((uint64_t)l * s->n_seq + (uint32_t)seq) * c->n_head_kv + h) * s->n_ctx * c->head_dim;
+}
 
 /* k and v of each entry of b into layer l's cache at its sequence and
  * position. */

@@ -312,21 +312,17 @@ void cpu_rope_qk(struct cpu_state *s, uint32_t n)
     }
 }
 
-/* The cache of layer l, sequence seq, position 0. */
-static uint64_t cache_at(const struct cpu_state *s, uint32_t l, int32_t seq)
-{
-    return ((uint64_t)l * s->n_seq + (uint32_t)seq) * s->n_ctx * s->m->config.n_kv;
-}
-
 void cpu_store_kv(struct cpu_state *s, uint32_t l, const qwen_batch *b)
 {
-    const uint32_t kv = s->m->config.n_kv;
+    const qwen_config *c = &s->m->config;
     for (uint32_t t = 0; t < b->n; t++) {
-        const uint64_t at = cache_at(s, l, b->seq[t]) + (uint64_t)b->pos[t] * kv;
-        const float *k = s->k + (uint64_t)t * kv, *v = s->v + (uint64_t)t * kv;
-        for (uint32_t i = 0; i < kv; i++) {
-            s->k_cache[at + i] = gguf_fp32_to_fp16(k[i]);
-            s->v_cache[at + i] = gguf_fp32_to_fp16(v[i]);
+        const float *k = s->k + (uint64_t)t * c->n_kv, *v = s->v + (uint64_t)t * c->n_kv;
+        for (uint32_t h = 0; h < c->n_head_kv; h++) {
+            const uint64_t at = cpu_cache_at(s, l, b->seq[t], h) + (uint64_t)b->pos[t] * c->head_dim;
+            for (uint32_t i = 0; i < c->head_dim; i++) {
+                s->k_cache[at + i] = gguf_fp32_to_fp16(k[h * c->head_dim + i]);
+                s->v_cache[at + i] = gguf_fp32_to_fp16(v[h * c->head_dim + i]);
+            }
         }
     }
 }
@@ -344,19 +340,18 @@ void cpu_attention(struct cpu_state *s, uint32_t l, const qwen_batch *b)
     const uint32_t hd = c->head_dim, group = c->n_head / c->n_head_kv;
     const float scale = 1.0f / sqrtf((float)hd);
     /* heads taken together: the group, or one at a time */
-    const uint32_t together = (uint64_t)b->n * c->n_head_kv >= 2 * (uint64_t)s->n_threads ? group : 1;
+    const uint32_t together = (uint64_t)b->n * c->n_head_kv >= (uint64_t)s->n_threads ? group : 1;
     const int64_t items = (int64_t)b->n * (c->n_head / together);
 #pragma omp parallel for schedule(static, 1) num_threads(s->n_threads)
     for (int64_t it = 0; it < items; it++) {
         const uint32_t t = (uint32_t)(it / (c->n_head / together));
         const uint32_t h0 = (uint32_t)(it % (c->n_head / together)) * together;
-        const uint16_t *kc = s->k_cache + cache_at(s, l, b->seq[t]);
-        const uint16_t *vc = s->v_cache + cache_at(s, l, b->seq[t]);
+        const uint64_t at = cpu_cache_at(s, l, b->seq[t], h0 / group);
+        const uint16_t *kc = s->k_cache + at, *vc = s->v_cache + at;
         float *att = s->att + (uint64_t)thread_id() * s->n_ctx * group;
         const uint32_t len = b->pos[t] + 1; /* causal: positions 0 .. pos */
         const float *q = s->q + (uint64_t)t * c->n_q + (uint64_t)h0 * hd;
-        const uint64_t kvoff = (uint64_t)(h0 / group) * hd;
-        gguf_vec_dot_f16_rows_m(q, hd, together, kc + kvoff, c->n_kv, len, hd, att, s->n_ctx);
+        gguf_vec_dot_f16_rows_m(q, hd, together, kc, hd, len, hd, att, s->n_ctx);
         for (uint32_t h = 0; h < together; h++) {
             float *ah = att + (uint64_t)h * s->n_ctx;
             for (uint32_t j = 0; j < len; j++) ah[j] *= scale;
@@ -364,7 +359,7 @@ void cpu_attention(struct cpu_state *s, uint32_t l, const qwen_batch *b)
         }
         float *o = s->ao + (uint64_t)t * c->n_q + (uint64_t)h0 * hd;
         memset(o, 0, (uint64_t)together * hd * sizeof *o);
-        gguf_vec_axpy_f16_rows_m(o, hd, att, s->n_ctx, together, vc + kvoff, c->n_kv, len, hd);
+        gguf_vec_axpy_f16_rows_m(o, hd, att, s->n_ctx, together, vc, hd, len, hd);
     }
 }
 
