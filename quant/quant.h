@@ -251,7 +251,7 @@ GGUF_API int gguf_matmul_packed_il(uint32_t wtype, const void *w, size_t w_strid
  * FLT_EPSILON times the sum of |a[i] b[i]|, the multiply-add by one
  * rounding per element.  silu-mul is within 1e-6 of the exact value
  * relative to it (plus 1e-30 absolute, where exp underflows) on every
- * path. */
+ * path, softmax within 1e-6 of it. */
 
 /* The sum of a[i] * b[i], i < n. */
 GGUF_API float gguf_vec_dot_f32(const float *a, const float *b, int64_t n);
@@ -284,6 +284,12 @@ GGUF_API void gguf_vec_axpy_f16_rows_m(float *y, size_t y_stride, const float *s
 /* g[i] = silu(g[i]) * u[i] = g[i] / (1 + exp(-g[i])) * u[i], i < n: the
  * SwiGLU gate. */
 GGUF_API void gguf_vec_silu_mul(float *g, const float *u, int64_t n);
+/* x[i] = exp(y[i] - m) / the sum of exp(y[j] - m), j < n, for y[i] the
+ * float product scale * x[i] and m the largest y, i < n (nothing for
+ * n <= 0): the attention weights of scores x.  Within 1e-6 of that value
+ * (the weights sum to 1) on every path; the plain C path takes expf() and
+ * sums in double in order. */
+GGUF_API void gguf_vec_softmax(float *x, int64_t n, float scale);
 
 /* ------------------------------------------------------------------------ */
 /* SIMD paths                                                                */

@@ -6,6 +6,7 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <string.h>
 
 #include "quant/half.h"
 #include "quant/vec.h"
@@ -170,4 +171,51 @@ static void silu_mul(float *g, const float *u, int64_t n)
     gq_vec_scalar.silu_mul(g + i, u + i, n - i);
 }
 
-const struct gq_vec_kernels gq_vec_avx2 = {dot_f32, dot_f16_rows, axpy_f16_rows, silu_mul};
+/* The scalar kernel's steps eight at a time: the maximum of the scaled
+ * scores, exp8() of each less it, their sum in double (two lanes of four
+ * and the tail, then folded), the products with the float inverse.  The
+ * last n % 8 take the same exp8() from a padded vector. */
+static void softmax(float *x, int64_t n, float scale)
+{
+    if (n <= 0) return;
+    const __m256 s = _mm256_set1_ps(scale);
+    __m256 mv = _mm256_set1_ps(-INFINITY);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), s);
+        _mm256_storeu_ps(x + i, v);
+        mv = _mm256_max_ps(mv, v);
+    }
+    float lanes[8], max = -INFINITY;
+    _mm256_storeu_ps(lanes, mv);
+    for (int j = 0; j < 8; j++) max = lanes[j] > max ? lanes[j] : max;
+    for (int64_t t = i; t < n; t++) {
+        x[t] *= scale;
+        if (x[t] > max) max = x[t];
+    }
+    const __m256 m = _mm256_set1_ps(max);
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    for (i = 0; i + 8 <= n; i += 8) {
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+        _mm256_storeu_ps(x + i, e);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    double sum = 0.0, d[4];
+    if (i < n) {
+        float tail[8] = {0};
+        memcpy(tail, x + i, sizeof(float) * (size_t)(n - i));
+        _mm256_storeu_ps(tail, exp8(_mm256_sub_ps(_mm256_loadu_ps(tail), m)));
+        for (int64_t t = i; t < n; t++) {
+            x[t] = tail[t - i];
+            sum += x[t];
+        }
+    }
+    _mm256_storeu_pd(d, _mm256_add_pd(s0, s1));
+    sum += (d[0] + d[2]) + (d[1] + d[3]);
+    const __m256 inv = _mm256_set1_ps((float)(1.0 / sum));
+    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), inv));
+    for (; i < n; i++) x[i] *= _mm256_cvtss_f32(inv);
+}
+
+const struct gq_vec_kernels gq_vec_avx2 = {dot_f32, dot_f16_rows, axpy_f16_rows, silu_mul, softmax};

@@ -165,4 +165,4 @@ axpy_queries(float *y, size_t y_stride, const float *s, size_t s_stride, const u
 }
 
 /* The other vector kernels are the AVX2 ones (vec.c takes those). */
-const struct gq_vec_kernels gq_vec_avx512 = {NULL, dot_f16_rows, axpy_f16_rows, NULL};
+const struct gq_vec_kernels gq_vec_avx512 = {NULL, dot_f16_rows, axpy_f16_rows, NULL, NULL};

@@ -44,7 +44,26 @@ static void silu_mul(float *g, const float *u, int64_t n)
     for (int64_t i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
-const struct gq_vec_kernels gq_vec_scalar = {dot_f32, dot_f16_rows, axpy_f16_rows, silu_mul};
+/* The scores times scale, their maximum, the exponentials (expf), their
+ * sum in double in order, each exponential times the float inverse of
+ * the sum. */
+static void softmax(float *x, int64_t n, float scale)
+{
+    if (n <= 0) return;
+    for (int64_t i = 0; i < n; i++) x[i] *= scale;
+    float max = x[0];
+    for (int64_t i = 1; i < n; i++)
+        if (x[i] > max) max = x[i];
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = expf(x[i] - max);
+        sum += x[i];
+    }
+    const float inv = (float)(1.0 / sum);
+    for (int64_t i = 0; i < n; i++) x[i] *= inv;
+}
+
+const struct gq_vec_kernels gq_vec_scalar = {dot_f32, dot_f16_rows, axpy_f16_rows, silu_mul, softmax};
 
 /* The kernels of the SIMD level in use. */
 static const struct gq_vec_kernels *kernels(void)
@@ -108,4 +127,9 @@ void gguf_vec_axpy_f16_rows_m(float *y, size_t y_stride, const float *s, size_t 
 void gguf_vec_silu_mul(float *g, const float *u, int64_t n)
 {
     kernels()->silu_mul(g, u, n);
+}
+
+void gguf_vec_softmax(float *x, int64_t n, float scale)
+{
+    kernels()->softmax(x, n, scale);
 }

@@ -21,6 +21,8 @@ struct gq_vec_kernels {
     void (*axpy_f16_rows)(float *y, size_t y_stride, const float *s, size_t s_stride, int64_t m,
                           const uint16_t *x, size_t stride, int64_t rows, int64_t n);
     void (*silu_mul)(float *g, const float *u, int64_t n);
+    /* gguf_vec_softmax() */
+    void (*softmax)(float *x, int64_t n, float scale);
 };
 
 extern GQ_HIDDEN const struct gq_vec_kernels gq_vec_scalar;

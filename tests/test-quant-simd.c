@@ -980,6 +980,63 @@ static void test_vec_silu(void)
     free(want);
 }
 
+/* softmax on every level, the scalar one too, against float64 from the
+ * same float products scale * x: within 1e-6 absolute; the weights sum
+ * to 1; the scalar level has the steps of the engine's former softmax
+ * (expf, a double sum in order).  Rows of every length 1 .. 40 (the
+ * tails), long ones of scores spread wide and narrow, ties, and one
+ * score far above the rest. */
+static void test_vec_softmax(void)
+{
+    enum { N = 5003 };
+    float *x0 = xmalloc(sizeof *x0 * N), *x = xmalloc(sizeof *x * N);
+    double *want = xmalloc(sizeof *want * N);
+    const float scale = 0.0883883476f; /* 1 / sqrt(128) */
+    for (int shape = 0; shape < 45; shape++) {
+        const int n = shape < 40 ? shape + 1 : N - (shape - 40);
+        for (int i = 0; i < n; i++) {
+            const double r = rng_unit();
+            x0[i] = (float)(shape == 40 ? (r - 0.5) * 2000.0 /* spread: most weights underflow */
+                            : shape == 41 ? 3.0                 /* ties */
+                            : shape == 42 ? (i == 17 ? 900.0 : (r - 0.5) * 10.0)
+                                          : (r - 0.5) * 160.0);
+        }
+        double m = -INFINITY, sum = 0.0;
+        for (int i = 0; i < n; i++) m = fmax(m, (double)(scale * x0[i]));
+        for (int i = 0; i < n; i++) sum += exp((double)(scale * x0[i]) - m);
+        for (int i = 0; i < n; i++) want[i] = exp((double)(scale * x0[i]) - m) / sum;
+        for (int k = -1; k < nlevels; k++) {
+            const int level = k < 0 ? GGUF_SIMD_SCALAR : levels[k];
+            set_level(level);
+            memcpy(x, x0, sizeof *x * (size_t)n);
+            gguf_vec_softmax(x, n, scale);
+            int bad = 0;
+            double total = 0.0;
+            for (int i = 0; i < n; i++) {
+                if (!(fabs((double)x[i] - want[i]) <= 1e-6)) bad++;
+                total += x[i];
+            }
+            CHECK(bad == 0, "%s softmax of %d (shape %d): %d weights off by more than 1e-6", gguf_simd_name(level),
+                  n, shape, bad);
+            CHECK(fabs(total - 1.0) <= 1e-5, "%s softmax of %d: weights sum to %.9g", gguf_simd_name(level), n, total);
+            if (level == GGUF_SIMD_SCALAR) { /* the steps it documents */
+                float *y = xmalloc(sizeof *y * (size_t)n), mx = -INFINITY;
+                double s = 0.0;
+                for (int i = 0; i < n; i++) mx = fmaxf(mx, y[i] = x0[i] * scale);
+                for (int i = 0; i < n; i++) s += y[i] = expf(y[i] - mx);
+                for (int i = 0; i < n; i++) y[i] *= (float)(1.0 / s);
+                CHECK(memcmp(x, y, sizeof *y * (size_t)n) == 0, "scalar softmax of %d: not expf and a double sum", n);
+                free(y);
+            }
+        }
+    }
+    gguf_vec_softmax(x, 0, 1.0f); /* nothing to do */
+    printf("softmax: %d shapes on every level within 1e-6 of float64\n", 45);
+    free(x0);
+    free(x);
+    free(want);
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 /* F16C from CPUID leaf 1 (ECX bit 29): older compilers' built-in CPU
  * checks do not know the name. */
@@ -1044,6 +1101,7 @@ int main(int argc, char **argv)
     test_vec_rows();
     test_vec_rows_m();
     test_vec_silu();
+    test_vec_softmax();
     set_level(gguf_simd_best());
 
     for (uint32_t t = 0; t < GGUF_T_COUNT; t++) {

@@ -245,20 +245,6 @@ static void rope_apply(float *vec, uint32_t n_heads, uint32_t head_dim, const fl
 }
 
 /* Softmax of x[0..n) in place. */
-static void softmax(float *x, uint32_t n)
-{
-    float max = x[0];
-    for (uint32_t i = 1; i < n; i++)
-        if (x[i] > max) max = x[i];
-    double sum = 0.0;
-    for (uint32_t i = 0; i < n; i++) {
-        x[i] = expf(x[i] - max);
-        sum += x[i];
-    }
-    float inv = (float)(1.0 / sum);
-    for (uint32_t i = 0; i < n; i++) x[i] *= inv;
-}
-
 void cpu_rmsnorm_rows(const struct cpu_state *s, float *out, const float *x, const float *weight,
                       uint32_t n)
 {
@@ -352,11 +338,7 @@ void cpu_attention(struct cpu_state *s, uint32_t l, const qwen_batch *b)
         const uint32_t len = b->pos[t] + 1; /* causal: positions 0 .. pos */
         const float *q = s->q + (uint64_t)t * c->n_q + (uint64_t)h0 * hd;
         gguf_vec_dot_f16_rows_m(q, hd, together, kc, hd, len, hd, att, s->n_ctx);
-        for (uint32_t h = 0; h < together; h++) {
-            float *ah = att + (uint64_t)h * s->n_ctx;
-            for (uint32_t j = 0; j < len; j++) ah[j] *= scale;
-            softmax(ah, len);
-        }
+        for (uint32_t h = 0; h < together; h++) gguf_vec_softmax(att + (uint64_t)h * s->n_ctx, len, scale);
         float *o = s->ao + (uint64_t)t * c->n_q + (uint64_t)h0 * hd;
         memset(o, 0, (uint64_t)together * hd * sizeof *o);
         gguf_vec_axpy_f16_rows_m(o, hd, att, s->n_ctx, together, vc, hd, len, hd);

@@ -32,6 +32,11 @@
 #   BENCH_THREADS    threads for both (default 2)
 #   BENCH_PROMPT     prompt tokens (default 128)
 #   BENCH_GEN        generated tokens (default 64)
+#   BENCH_DEPTH      generation after a long context: a prompt of this many
+#                    tokens (in place of BENCH_PROMPT), and llama-bench's
+#                    generation timed at that depth (-p 0 -n GEN -d DEPTH;
+#                    its prompt speed from -p DEPTH -n 0, from empty, as
+#                    ours is)
 #   LLAMA_BENCH      llama-bench to compare with (unset: no comparison)
 #   QWEN_RUN         the qwen-run binary to time (default: the build's)
 
@@ -42,6 +47,12 @@ runs=${BENCH_RUNS:-3}
 threads=${BENCH_THREADS:-2}
 n_prompt=${BENCH_PROMPT:-128}
 n_gen=${BENCH_GEN:-64}
+depth=${BENCH_DEPTH:-}
+ctx=()
+if [ -n "$depth" ]; then
+    n_prompt=$depth
+    ctx=(-c $((depth + n_gen)))
+fi
 
 run=${QWEN_RUN:-$(tool qwen-run)}
 [ -x "$run" ] || die "$run: not built (run make first)"
@@ -51,12 +62,12 @@ bench_model q4_k_m
 exact_prompt "$run" "$model" "$n_prompt"
 
 echo "model: $model ($(($(stat -L -c %s "$model") / 1048576)) MiB)"
-echo "threads: $threads; prompt $n_prompt tokens, generation $n_gen tokens; best of $runs rounds"
+echo "threads: $threads; prompt $n_prompt tokens, generation $n_gen tokens${depth:+ after them (llama-bench: at depth $depth)}; best of $runs rounds"
 
 # ours: runs qwen-run once; sets pp and tg to its two speeds.
 ours() {
     "$run" -m "$model" --raw -f "$tmp/prompt" -n "$n_gen" --temp 0 --ignore-eos --stats \
-        -t "$threads" > /dev/null 2> "$tmp/ours.err" || return 1
+        -t "$threads" "${ctx[@]}" > /dev/null 2> "$tmp/ours.err" || return 1
     pp=$(awk '$1 == "prompt:" { print $4 }' "$tmp/ours.err")
     tg=$(awk '$1 == "generation:" { print $4 }' "$tmp/ours.err")
     [ -n "$pp" ] && [ -n "$tg" ]
@@ -64,8 +75,16 @@ ours() {
 
 # peer: runs llama-bench once; sets pp and tg to the two speeds it reports.
 peer() {
-    "$LLAMA_BENCH" -m "$model" -t "$threads" -p "$n_prompt" -n "$n_gen" -r 1 -o csv \
-        > "$tmp/peer.csv" 2> "$tmp/peer.err" || return 1
+    if [ -n "$depth" ]; then
+        "$LLAMA_BENCH" -m "$model" -t "$threads" -p "$n_prompt" -n 0 -r 1 -o csv \
+            > "$tmp/peer.csv" 2> "$tmp/peer.err" &&
+            "$LLAMA_BENCH" -m "$model" -t "$threads" -p 0 -n "$n_gen" -d "$depth" -r 1 -o csv \
+                > "$tmp/peer-tg.csv" 2>> "$tmp/peer.err" || return 1
+        tail -n +2 "$tmp/peer-tg.csv" >> "$tmp/peer.csv"
+    else
+        "$LLAMA_BENCH" -m "$model" -t "$threads" -p "$n_prompt" -n "$n_gen" -r 1 -o csv \
+            > "$tmp/peer.csv" 2> "$tmp/peer.err" || return 1
+    fi
     read -r pp tg < <(llama_bench_speeds "$tmp/peer.csv")
     [ -n "$pp" ] && [ -n "$tg" ]
 }
