@@ -179,7 +179,9 @@ static inline int gq_il32_type(uint32_t wtype)
 /* Q4_K, Q5_K and Q6_K: a chunk holds its blocks transposed by 32-bit
  * words, the 64-byte vector gq_ilk_pos(wtype, j) word j (bytes 4j ..
  * 4j + 3) of each row's block, row r in lane r: Q4_K's 36 words (word 0:
- * d and dmin) and Q5_K's 44 in order; Q6_K's 52 (ql 0-31, qh 32-47,
+ * d and dmin) in order; Q5_K's 44 (d, scales 1-3, qh 4-11, qs 12-43) in
+ * the order its products read them: words 0-3, then qs word 12 + q and
+ * qh word 4 + q in turn (q = 0 .. 7), then qs words 20-43; Q6_K's 52 (ql 0-31, qh 32-47,
  * scales 48-51) in the order its products read them: the scales, then ql
  * words 16h + q and 16h + 8 + q with qh word 32 + 8h + q (h = 0, 1;
  * q = 0 .. 7) three by three; then Q6_K's d, the block's last two bytes,
@@ -196,6 +198,11 @@ static inline int gq_ilk_type(uint32_t wtype)
 }
 static inline int gq_ilk_pos(uint32_t wtype, int j)
 {
+    if (wtype == GGUF_T_Q5_K) {
+        if (j >= 4 && j < 12) return 4 + 2 * (j - 4) + 1; /* qh word q after qs word q */
+        if (j >= 12 && j < 20) return 4 + 2 * (j - 12);
+        return j;
+    }
     if (wtype != GGUF_T_Q6_K) return j;
     if (j >= 48) return j - 48;               /* the scales first */
     if (j >= 32) return 4 + 3 * (j - 32) + 2; /* qh word 32 + 8h + q */

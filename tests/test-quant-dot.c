@@ -329,6 +329,10 @@ static int ilk_layout_ok(uint32_t t, const uint8_t *c, int r, const uint8_t *b)
         if (t == GGUF_T_Q6_K && j < 32) at = 4 + 3 * (8 * (j / 16) + j % 8) + (j % 16 >= 8);
         if (t == GGUF_T_Q6_K && j >= 32 && j < 48) at = 4 + 3 * (8 * ((j - 32) / 8) + (j - 32) % 8) + 2;
         if (t == GGUF_T_Q6_K && j >= 48) at = j - 48;
+        /* Q5_K: qs words 12-19 at vectors 4, 6, .., 18 and qh words 4-11
+         * at 5, 7, .., 19 */
+        if (t == GGUF_T_Q5_K && j >= 4 && j < 12) at = 5 + 2 * (j - 4);
+        if (t == GGUF_T_Q5_K && j >= 12 && j < 20) at = 4 + 2 * (j - 12);
         if (memcmp(c + 64 * at + 4 * r, b + 4 * j, 4) != 0) return 0;
     }
     return bb % 4 == 0 || memcmp(c + 64 * words + 2 * r, b + bb - 2, 2) == 0;

@@ -10,7 +10,7 @@ CLEANFILES += tests/bench/cache/qwen2-1.5b-f16.gguf tests/bench/cache/qwen2-1.5b
 # Row kernel speed per SIMD path: a C program built by `make bench` only
 # (EXTRA_PROGRAMS), run by its script.
 BENCHMARKS += tests/bench/bench-quant.sh
-EXTRA_PROGRAMS = tests/bench/bench-quant tests/bench/bench-mem
+EXTRA_PROGRAMS = tests/bench/bench-quant tests/bench/bench-mem tests/bench/bench-matvec
 tests_bench_bench_quant_SOURCES = tests/bench/bench-quant.c
 # The read bandwidth, the ceiling of decode, for bench-qwen-run.sh.
 tests_bench_bench_mem_SOURCES = tests/bench/bench-mem.c
@@ -18,6 +18,14 @@ tests_bench_bench_mem_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) -O3
 tests_bench_bench_mem_LDFLAGS = $(OPENMP_CFLAGS)
 CLEANFILES += tests/bench/bench-mem$(EXEEXT)
 bench: tests/bench/bench-mem$(EXEEXT)
+# A decode step's product per weight type against that bandwidth.
+BENCHMARKS += tests/bench/bench-matvec.sh
+tests_bench_bench_matvec_SOURCES = tests/bench/bench-matvec.c
+tests_bench_bench_matvec_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_bench_bench_matvec_LDFLAGS = $(OPENMP_CFLAGS)
+tests_bench_bench_matvec_LDADD = gguf/libgguf.la -lm
+CLEANFILES += tests/bench/bench-matvec$(EXEEXT)
+bench: tests/bench/bench-matvec$(EXEEXT)
 tests_bench_bench_quant_LDADD = gguf/libgguf.la -lm
 CLEANFILES += tests/bench/bench-quant$(EXEEXT)
 bench: tests/bench/bench-quant$(EXEEXT)

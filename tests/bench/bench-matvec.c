@@ -1,0 +1,158 @@
+/*
+ * bench-matvec.c -- the read speed of a decode step's product per weight
+ * type: one column times a matrix far larger than the caches, the rows
+ * split among the threads in contiguous shares of whole groups of 16 (as
+ * bench-mem shares its buffer), plain (gguf_matmul()) and, where the SIMD
+ * level has them, interleaved (gguf_matmul_il(), the CPU backend's
+ * repacked rows).  bench-matvec.sh runs it beside bench-mem, in the same
+ * run, and reports each as a share of that read bandwidth.
+ *
+ *   bench-matvec [-t THREADS] [-m MIB] [-k ELEMENTS] [TYPE...]
+ *
+ * TYPE: the weight types (default q4_K q5_K q6_K q4_0 q5_0 q8_0); a
+ * matrix of MIB MiB (default 512) of rows of ELEMENTS weights (default
+ * 1536, the 1.5b model's width; 8960 is its ffn_down's), 64 distinct
+ * quantized Gaussian rows over and over.  Prints, per type, the best of
+ * five products in GB/s (10^9 bytes of weights a second) for each layout.
+ */
+#include <config.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "gguf/gguf.h"
+#include "quant/quant.h"
+
+#define DISTINCT 64 /* rows quantized; the others copies */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+static double gauss(void)
+{
+    double u[2];
+    for (int i = 0; i < 2; i++) {
+        rng_state ^= rng_state >> 12;
+        rng_state ^= rng_state << 25;
+        rng_state ^= rng_state >> 27;
+        u[i] = ((double)((rng_state * 2685821657736338717ull) >> 11) + 0.5) / 9007199254740992.0;
+    }
+    return sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]);
+}
+
+/* The best of five products of the nrows rows at w (interleaved if il)
+ * with the column act, threads contiguous shares each: seconds. */
+static double best_time(uint32_t t, const uint8_t *w, size_t rb, int64_t nrows, int64_t k, const void *act,
+                        float *out, int threads, int il)
+{
+    double best = 1e30;
+    for (int pass = 0; pass < 5; pass++) {
+        const double t0 = now();
+        int bad = 0;
+#pragma omp parallel num_threads(threads) reduction(| : bad)
+        {
+#ifdef _OPENMP
+            const int64_t id = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+            const int64_t id = 0, nt = 1;
+#endif
+            const int64_t groups = nrows / 16, r0 = groups * id / nt * 16, r1 = groups * (id + 1) / nt * 16;
+            bad |= (il ? gguf_matmul_il : gguf_matmul)(t, w + (size_t)r0 * rb, rb, r1 - r0, k, act, 0, 1, out + r0,
+                                                        (size_t)nrows) != GGUF_OK;
+        }
+        if (bad) {
+            fprintf(stderr, "bench-matvec: the product failed\n");
+            exit(1);
+        }
+        const double d = now() - t0;
+        if (d < best) best = d;
+    }
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    int threads = 0, opt;
+    long mib = 512;
+    int64_t k = 1536;
+    while ((opt = getopt(argc, argv, "t:m:k:")) != -1) {
+        if (opt == 't') threads = atoi(optarg);
+        else if (opt == 'm') mib = atol(optarg);
+        else if (opt == 'k') k = atoll(optarg);
+        else {
+            fprintf(stderr, "usage: bench-matvec [-t THREADS] [-m MIB] [-k ELEMENTS] [TYPE...]\n");
+            return 2;
+        }
+    }
+    if (mib < 1 || threads < 0 || k < 256 || k % 256) {
+        fprintf(stderr, "bench-matvec: bad size, width (a multiple of 256) or threads\n");
+        return 2;
+    }
+#ifdef _OPENMP
+    if (threads == 0) threads = omp_get_max_threads();
+#else
+    threads = 1;
+#endif
+    static const char *const defaults[] = {"q4_K", "q5_K", "q6_K", "q4_0", "q5_0", "q8_0"};
+    const int ntypes = optind < argc ? argc - optind : 6;
+    printf("bench-matvec: %d thread%s, %ld MiB a matrix, rows of %lld, SIMD %s, best of 5\n", threads,
+           threads == 1 ? "" : "s", mib, (long long)k, gguf_simd_name(gguf_simd_get()));
+    printf("%-6s %12s %12s\n", "type", "plain GB/s", "il GB/s");
+    float *src = malloc(sizeof(float) * (size_t)k);
+    if (!src) return 2;
+    for (int ti = 0; ti < ntypes; ti++) {
+        const char *name = optind < argc ? argv[optind + ti] : defaults[ti];
+        uint32_t t;
+        if (gguf_type_parse(name, &t) != GGUF_OK || gguf_matmul_act_type(t) == GGUF_T_COUNT) {
+            fprintf(stderr, "bench-matvec: %s: not a weight type of the products\n", name);
+            return 2;
+        }
+        const size_t rb = (size_t)gguf_row_bytes(t, (uint64_t)k);
+        const int64_t nrows = (int64_t)(((size_t)mib << 20) / rb / 16 * 16);
+        uint8_t *w = aligned_alloc(64, (rb * (size_t)nrows + 63) / 64 * 64);
+        void *act = malloc(gguf_matmul_act_size(t, k));
+        float *out = malloc(sizeof(float) * (size_t)nrows);
+        if (!w || !act || !out || nrows < 16) {
+            fprintf(stderr, "bench-matvec: out of memory\n");
+            return 2;
+        }
+        for (int r = 0; r < DISTINCT; r++) {
+            for (int64_t i = 0; i < k; i++) src[i] = (float)gauss();
+            if (gguf_quantize_row(t, src, w + (size_t)r * rb, k) != GGUF_OK) return 2;
+        }
+        for (int64_t r = DISTINCT; r < nrows; r++) memcpy(w + (size_t)r * rb, w + (size_t)(r % DISTINCT) * rb, rb);
+        for (int64_t i = 0; i < k; i++) src[i] = (float)gauss();
+        if (gguf_matmul_quantize(t, src, act, k) != GGUF_OK) return 2;
+        const double bytes = (double)rb * (double)nrows;
+        printf("%-6s %12.1f", name, bytes / best_time(t, w, rb, nrows, k, act, out, threads, 0) / 1e9);
+        if (gguf_matmul_il_rows(t)) {
+            uint8_t *il = aligned_alloc(64, (rb * (size_t)nrows + 63) / 64 * 64);
+            if (!il || gguf_interleave_rows(t, w, il, nrows, k) != GGUF_OK) return 2;
+            free(w);
+            w = il;
+            printf(" %12.1f\n", bytes / best_time(t, w, rb, nrows, k, act, out, threads, 1) / 1e9);
+        } else {
+            printf(" %12s\n", "-");
+        }
+        fflush(stdout);
+        free(w);
+        free(act);
+        free(out);
+    }
+    free(src);
+    return 0;
+}
