@@ -1,19 +1,21 @@
 /*
  * bench-matvec.c -- the read speed of a decode step's product per weight
  * type: one column times a matrix far larger than the caches, the rows
- * split among the threads in contiguous shares of whole groups of 16 (as
- * bench-mem shares its buffer), plain (gguf_matmul()) and, where the SIMD
- * level has them, interleaved (gguf_matmul_il(), the CPU backend's
- * repacked rows).  bench-matvec.sh runs it beside bench-mem, in the same
- * run, and reports each as a share of that read bandwidth.
+ * split among the threads in contiguous shares of whole groups of 16,
+ * plain (gguf_matmul()) and, where the SIMD level has them, interleaved
+ * (gguf_matmul_il(), the CPU backend's repacked rows); each product right
+ * after a read of the same bytes by the same threads in the same shares
+ * (bench-mem's loop, tests/bench/readsum.h), so that the share of the
+ * bandwidth each reaches holds while this machine's bandwidth moves.
  *
  *   bench-matvec [-t THREADS] [-m MIB] [-k ELEMENTS] [TYPE...]
  *
  * TYPE: the weight types (default q4_K q5_K q6_K q4_0 q5_0 q8_0); a
  * matrix of MIB MiB (default 512) of rows of ELEMENTS weights (default
  * 1536, the 1.5b model's width; 8960 is its ffn_down's), 64 distinct
- * quantized Gaussian rows over and over.  Prints, per type, the best of
- * five products in GB/s (10^9 bytes of weights a second) for each layout.
+ * quantized Gaussian rows over and over.  Prints, per type, the best
+ * read GB/s (10^9 bytes a second), and for each layout the best product
+ * GB/s and the median of its speed over the read's just before it.
  */
 #include <config.h>
 
@@ -31,6 +33,7 @@
 
 #include "gguf/gguf.h"
 #include "quant/quant.h"
+#include "tests/bench/readsum.h"
 
 #define DISTINCT 64 /* rows quantized; the others copies */
 
@@ -54,34 +57,81 @@ static double gauss(void)
     return sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]);
 }
 
-/* The best of five products of the nrows rows at w (interleaved if il)
- * with the column act, threads contiguous shares each: seconds. */
-static double best_time(uint32_t t, const uint8_t *w, size_t rb, int64_t nrows, int64_t k, const void *act,
-                        float *out, int threads, int il)
+/* The sum of the bytes at w (a multiple of 256 of them) as 64-bit words,
+ * threads contiguous shares each, as bench-mem reads its buffer. */
+static uint64_t read_all(const uint8_t *w, size_t bytes, int threads)
 {
-    double best = 1e30;
-    for (int pass = 0; pass < 5; pass++) {
-        const double t0 = now();
-        int bad = 0;
-#pragma omp parallel num_threads(threads) reduction(| : bad)
-        {
+    const uint64_t *buf = (const uint64_t *)(const void *)w;
+    const size_t n = bytes / 8;
+    const int wide = __builtin_cpu_supports("avx512f");
+    uint64_t sum = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sum)
+    {
 #ifdef _OPENMP
-            const int64_t id = omp_get_thread_num(), nt = omp_get_num_threads();
+        const size_t id = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
 #else
-            const int64_t id = 0, nt = 1;
+        const size_t id = 0, nt = 1;
 #endif
-            const int64_t groups = nrows / 16, r0 = groups * id / nt * 16, r1 = groups * (id + 1) / nt * 16;
-            bad |= (il ? gguf_matmul_il : gguf_matmul)(t, w + (size_t)r0 * rb, rb, r1 - r0, k, act, 0, 1, out + r0,
-                                                        (size_t)nrows) != GGUF_OK;
-        }
-        if (bad) {
-            fprintf(stderr, "bench-matvec: the product failed\n");
-            exit(1);
-        }
-        const double d = now() - t0;
-        if (d < best) best = d;
+        const size_t lo = n / 32 * id / nt * 32, hi = n / 32 * (id + 1) / nt * 32;
+        sum += wide ? sum_wide(buf, lo, hi) : sum_narrow(buf, lo, hi);
     }
-    return best;
+    return sum;
+}
+
+/* One product of the nrows rows at w (interleaved if il) with the column
+ * act, threads contiguous shares of whole groups each. */
+static void product(uint32_t t, const uint8_t *w, size_t rb, int64_t nrows, int64_t k, const void *act,
+                    float *out, int threads, int il)
+{
+    int bad = 0;
+#pragma omp parallel num_threads(threads) reduction(| : bad)
+    {
+#ifdef _OPENMP
+        const int64_t id = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+        const int64_t id = 0, nt = 1;
+#endif
+        const int64_t groups = nrows / 16, r0 = groups * id / nt * 16, r1 = groups * (id + 1) / nt * 16;
+        bad |= (il ? gguf_matmul_il : gguf_matmul)(t, w + (size_t)r0 * rb, rb, r1 - r0, k, act, 0, 1, out + r0,
+                                                    (size_t)nrows) != GGUF_OK;
+    }
+    if (bad) {
+        fprintf(stderr, "bench-matvec: the product failed\n");
+        exit(1);
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+#define PASSES 9
+
+/* PASSES pairs of a read of the matrix's bytes and a product on them, in
+ * turn: the best GB/s of the product into *gbs, the median of its speed
+ * over the read's in the same pair into *share, the read's best time
+ * into *read_best (if better). */
+static void measure(uint32_t t, const uint8_t *w, size_t rb, int64_t nrows, int64_t k, const void *act,
+                    float *out, int threads, int il, double *gbs, double *share, double *read_best,
+                    uint64_t *sink)
+{
+    double best = 1e30, ratio[PASSES];
+    for (int pass = 0; pass < PASSES; pass++) {
+        double t0 = now();
+        *sink += read_all(w, rb * (size_t)nrows / 256 * 256, threads);
+        const double tr = now() - t0;
+        t0 = now();
+        product(t, w, rb, nrows, k, act, out, threads, il);
+        const double tp = now() - t0;
+        if (tp < best) best = tp;
+        if (tr < *read_best) *read_best = tr;
+        ratio[pass] = tr / tp;
+    }
+    qsort(ratio, PASSES, sizeof ratio[0], cmp_double);
+    *gbs = (double)rb * (double)nrows / best / 1e9;
+    *share = 100.0 * ratio[PASSES / 2];
 }
 
 int main(int argc, char **argv)
@@ -109,9 +159,11 @@ int main(int argc, char **argv)
 #endif
     static const char *const defaults[] = {"q4_K", "q5_K", "q6_K", "q4_0", "q5_0", "q8_0"};
     const int ntypes = optind < argc ? argc - optind : 6;
-    printf("bench-matvec: %d thread%s, %ld MiB a matrix, rows of %lld, SIMD %s, best of 5\n", threads,
-           threads == 1 ? "" : "s", mib, (long long)k, gguf_simd_name(gguf_simd_get()));
-    printf("%-6s %12s %12s\n", "type", "plain GB/s", "il GB/s");
+    printf("bench-matvec: %d thread%s, %ld MiB a matrix, rows of %lld, SIMD %s; GB/s the best of %d "
+           "products, %% the median of each over a read of its bytes just before\n",
+           threads, threads == 1 ? "" : "s", mib, (long long)k, gguf_simd_name(gguf_simd_get()), PASSES);
+    printf("%-6s %9s %17s %17s\n", "type", "read", "plain", "interleaved");
+    uint64_t sink = 0;
     float *src = malloc(sizeof(float) * (size_t)k);
     if (!src) return 2;
     for (int ti = 0; ti < ntypes; ti++) {
@@ -137,22 +189,28 @@ int main(int argc, char **argv)
         for (int64_t r = DISTINCT; r < nrows; r++) memcpy(w + (size_t)r * rb, w + (size_t)(r % DISTINCT) * rb, rb);
         for (int64_t i = 0; i < k; i++) src[i] = (float)gauss();
         if (gguf_matmul_quantize(t, src, act, k) != GGUF_OK) return 2;
-        const double bytes = (double)rb * (double)nrows;
-        printf("%-6s %12.1f", name, bytes / best_time(t, w, rb, nrows, k, act, out, threads, 0) / 1e9);
-        if (gguf_matmul_il_rows(t)) {
-            uint8_t *il = aligned_alloc(64, (rb * (size_t)nrows + 63) / 64 * 64);
-            if (!il || gguf_interleave_rows(t, w, il, nrows, k) != GGUF_OK) return 2;
+        double read_best = 1e30, plain, plain_share, il = 0.0, il_share = 0.0;
+        measure(t, w, rb, nrows, k, act, out, threads, 0, &plain, &plain_share, &read_best, &sink);
+        const int with_il = gguf_matmul_il_rows(t) > 0;
+        if (with_il) {
+            uint8_t *w2 = aligned_alloc(64, (rb * (size_t)nrows + 63) / 64 * 64);
+            if (!w2 || gguf_interleave_rows(t, w, w2, nrows, k) != GGUF_OK) return 2;
             free(w);
-            w = il;
-            printf(" %12.1f\n", bytes / best_time(t, w, rb, nrows, k, act, out, threads, 1) / 1e9);
-        } else {
-            printf(" %12s\n", "-");
+            w = w2;
+            measure(t, w, rb, nrows, k, act, out, threads, 1, &il, &il_share, &read_best, &sink);
         }
+        printf("%-6s %9.1f %9.1f %5.0f %%", name, (double)(rb * (size_t)nrows / 256 * 256) / read_best / 1e9, plain,
+               plain_share);
+        if (with_il)
+            printf(" %9.1f %5.0f %%\n", il, il_share);
+        else
+            printf(" %17s\n", "-");
         fflush(stdout);
         free(w);
         free(act);
         free(out);
     }
     free(src);
+    printf("(read sum %016llx)\n", (unsigned long long)sink);
     return 0;
 }
