@@ -786,11 +786,9 @@ ilk_chunk_q45_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const in
     for (int k = 0; k < nc; k++) isum[k] = imin[k] = _mm512_setzero_si512();
     UNROLL
     for (int p = 0; p < 4; p++) {
-        /* two chains of four products each, even and odd quads (exact
-         * integers: the same sums) */
-        __m512i slo[2][ILK_FEW], shi[2][ILK_FEW];
+        __m512i slo[ILK_FEW], shi[ILK_FEW];
         UNROLL
-        for (int k = 0; k < nc; k++) slo[0][k] = shi[0][k] = slo[1][k] = shi[1][k] = _mm512_setzero_si512();
+        for (int k = 0; k < nc; k++) slo[k] = shi[k] = _mm512_setzero_si512();
         UNROLL
         for (int q = 0; q < 8; q++) {
             /* qs bytes 32p + 4q ..: elements 64p + 4q .. (low nibbles,
@@ -809,8 +807,8 @@ ilk_chunk_q45_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const in
             }
             UNROLL
             for (int k = 0; k < nc; k++) {
-                slo[q % 2][k] = _mm512_dpbusd_epi32(slo[q % 2][k], lo, ilk_quad(a[k], 16 * p + q));
-                shi[q % 2][k] = _mm512_dpbusd_epi32(shi[q % 2][k], hi, ilk_quad(a[k], 16 * p + 8 + q));
+                slo[k] = _mm512_dpbusd_epi32(slo[k], lo, ilk_quad(a[k], 16 * p + q));
+                shi[k] = _mm512_dpbusd_epi32(shi[k], hi, ilk_quad(a[k], 16 * p + 8 + q));
             }
         }
         const int j0 = 2 * p, j1 = 2 * p + 1;
@@ -822,9 +820,8 @@ ilk_chunk_q45_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const in
                                                                                  ilk_byte_sel(j1 % 4, 0)), 16));
         UNROLL
         for (int k = 0; k < nc; k++) {
-            isum[k] = _mm512_add_epi32(
-                isum[k], _mm512_add_epi32(_mm512_mullo_epi32(_mm512_add_epi32(slo[0][k], slo[1][k]), s0),
-                                          _mm512_mullo_epi32(_mm512_add_epi32(shi[0][k], shi[1][k]), s1)));
+            isum[k] = _mm512_add_epi32(isum[k], _mm512_add_epi32(_mm512_mullo_epi32(slo[k], s0),
+                                                                 _mm512_mullo_epi32(shi[k], s1)));
             const struct gq_block_q8_k *y = a[k];
             imin[k] = _mm512_dpwssd_epi32(imin[k], mn, ilk_pair(y->bsums[4 * p] + y->bsums[4 * p + 1],
                                                                 y->bsums[4 * p + 2] + y->bsums[4 * p + 3]));
@@ -1410,15 +1407,10 @@ il32_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const ui
                 const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)ch));
                 for (int c = 0; c < nc; c++) {
                     const uint8_t *y = (const uint8_t *)((const struct gq_block_q8_0 *)(act + (size_t)c * act_stride) + i0 + i)->qs;
-                    /* four chains of two products, not one of eight: the
-                     * integers are exact, the sum the same */
-                    __m512i part[4] = {_mm512_set1_epi32(bias[c][i]), _mm512_setzero_si512(),
-                                       _mm512_setzero_si512(), _mm512_setzero_si512()};
+                    __m512i sum = _mm512_set1_epi32(bias[c][i]);
                     UNROLL
                     for (int t = 0; t < 8; t++)
-                        part[t % 4] = _mm512_dpbusd_epi32(part[t % 4], v[t], _mm512_set1_epi32((int)load_u32(y + 4 * t)));
-                    const __m512i sum = _mm512_add_epi32(_mm512_add_epi32(part[0], part[1]),
-                                                         _mm512_add_epi32(part[2], part[3]));
+                        sum = _mm512_dpbusd_epi32(sum, v[t], _mm512_set1_epi32((int)load_u32(y + 4 * t)));
                     const __m512 tt = _mm512_mul_ps(_mm512_cvtepi32_ps(sum), dw);
                     acc[c] = _mm512_fmadd_ps(tt, _mm512_set1_ps(da[c][i]), acc[c]);
                 }
