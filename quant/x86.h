@@ -200,18 +200,18 @@ static inline int il32_log2_offset(const int type)
 static inline __attribute__((always_inline)) void il32_weights(const uint8_t *c, __m512i v[8], const int type)
 {
     if (type == GGUF_T_Q8_0) {
-        for (int t = 0; t < 8; t++) v[t] = _mm512_loadu_si512(c + 32 + 64 * t);
+        _Pragma("GCC unroll 8") for (int t = 0; t < 8; t++) v[t] = _mm512_loadu_si512(c + 32 + 64 * t);
         return;
     }
     const uint8_t *q = c + (type == GGUF_T_Q5_0 ? 96 : 32);
     const __m512i low = _mm512_set1_epi8(0x0f);
-    for (int j = 0; j < 4; j++) {
+    _Pragma("GCC unroll 4") for (int j = 0; j < 4; j++) {
         const __m512i x = _mm512_loadu_si512(q + 64 * j);
         v[j] = _mm512_and_si512(x, low);
         v[j + 4] = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
     }
     if (type == GGUF_T_Q5_0)
-        for (int t = 0; t < 8; t++) {
+        _Pragma("GCC unroll 8") for (int t = 0; t < 8; t++) {
             uint64_t m;
             memcpy(&m, c + 32 + 8 * t, 8);
             v[t] = _mm512_mask_add_epi8(v[t], _cvtu64_mask64(m), v[t], _mm512_set1_epi8(16));
