@@ -57,27 +57,6 @@ static double gauss(void)
     return sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]);
 }
 
-/* The sum of the bytes at w (a multiple of 256 of them) as 64-bit words,
- * threads contiguous shares each, as bench-mem reads its buffer. */
-static uint64_t read_all(const uint8_t *w, size_t bytes, int threads)
-{
-    const uint64_t *buf = (const uint64_t *)(const void *)w;
-    const size_t n = bytes / 8;
-    const int wide = __builtin_cpu_supports("avx512f");
-    uint64_t sum = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : sum)
-    {
-#ifdef _OPENMP
-        const size_t id = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-#else
-        const size_t id = 0, nt = 1;
-#endif
-        const size_t lo = n / 32 * id / nt * 32, hi = n / 32 * (id + 1) / nt * 32;
-        sum += wide ? sum_wide(buf, lo, hi) : sum_narrow(buf, lo, hi);
-    }
-    return sum;
-}
-
 /* One product of the nrows rows at w (interleaved if il) with the column
  * act, threads contiguous shares of whole groups each. */
 static void product(uint32_t t, const uint8_t *w, size_t rb, int64_t nrows, int64_t k, const void *act,
@@ -120,7 +99,7 @@ static void measure(uint32_t t, const uint8_t *w, size_t rb, int64_t nrows, int6
     double best = 1e30, ratio[PASSES];
     for (int pass = 0; pass < PASSES; pass++) {
         double t0 = now();
-        *sink += read_all(w, rb * (size_t)nrows / 256 * 256, threads);
+        *sink += read_all((const uint64_t *)(const void *)w, rb * (size_t)nrows / 256 * 32, threads);
         const double tr = now() - t0;
         t0 = now();
         product(t, w, rb, nrows, k, act, out, threads, il);
@@ -152,11 +131,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-matvec: bad size, width (a multiple of 256) or threads\n");
         return 2;
     }
-#ifdef _OPENMP
-    if (threads == 0) threads = omp_get_max_threads();
-#else
-    threads = 1;
-#endif
+    threads = team_threads(threads);
     static const char *const defaults[] = {"q4_K", "q5_K", "q6_K", "q4_0", "q5_0", "q8_0"};
     const int ntypes = optind < argc ? argc - optind : 6;
     printf("bench-matvec: %d thread%s, %ld MiB a matrix, rows of %lld, SIMD %s; GB/s the best of %d "

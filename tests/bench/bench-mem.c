@@ -21,10 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "tests/bench/readsum.h"
 
 static double now(void)
@@ -50,11 +46,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-mem: bad size or threads\n");
         return 2;
     }
-#ifdef _OPENMP
-    if (threads == 0) threads = omp_get_max_threads();
-#else
-    threads = 1;
-#endif
+    threads = team_threads(threads);
     const size_t n = (size_t)mib << 17; /* 64-bit words */
     uint64_t *buf = aligned_alloc(64, n * sizeof *buf);
     if (!buf) {
@@ -63,22 +55,11 @@ int main(int argc, char **argv)
     }
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (size_t i = 0; i < n; i++) buf[i] = i * 0x9e3779b97f4a7c15ull;
-    const int wide = __builtin_cpu_supports("avx512f");
     double best = 1e30;
     uint64_t total = 0;
     for (int pass = 0; pass < 5; pass++) {
         const double t0 = now();
-        uint64_t sum = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : sum)
-        {
-#ifdef _OPENMP
-            const size_t id = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-#else
-            const size_t id = 0, nt = 1;
-#endif
-            const size_t lo = n / 32 * id / nt * 32, hi = n / 32 * (id + 1) / nt * 32;
-            sum += wide ? sum_wide(buf, lo, hi) : sum_narrow(buf, lo, hi);
-        }
+        const uint64_t sum = read_all(buf, n, threads);
         const double d = now() - t0;
         if (d < best) best = d;
         total += sum;

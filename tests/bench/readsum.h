@@ -1,6 +1,8 @@
 /*
  * readsum.h -- the read loop of bench-mem.c, shared with bench-matvec.c:
- * sum_wide() and sum_narrow() sum 64-bit words lo .. hi - 1 of a buffer.
+ * sum_wide() and sum_narrow() sum 64-bit words lo .. hi - 1 of a buffer,
+ * read_all() all n of them with THREADS OpenMP threads, each a contiguous
+ * share; team_threads() the THREADS of a -t option.
  */
 #ifndef GGUF_TESTS_BENCH_READSUM_H
 #define GGUF_TESTS_BENCH_READSUM_H
@@ -8,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 typedef uint64_t v2u64 __attribute__((vector_size(16)));
 typedef uint64_t v8u64 __attribute__((vector_size(64)));
@@ -41,6 +47,39 @@ static uint64_t sum_narrow(const uint64_t *buf, size_t lo, size_t hi)
             s[k] += v;
         }
     return s[0][0] + s[0][1] + s[1][0] + s[1][1] + s[2][0] + s[2][1] + s[3][0] + s[3][1];
+}
+
+
+/* The threads a -t THREADS option asks for: OpenMP's default for 0, 1
+ * without OpenMP. */
+static int team_threads(int threads)
+{
+#ifdef _OPENMP
+    return threads ? threads : omp_get_max_threads();
+#else
+    (void)threads;
+    return 1;
+#endif
+}
+
+/* The sum of words 0 .. n - 1 of buf (n a multiple of 32), threads
+ * contiguous shares each, with the widest loads the CPU has. */
+static uint64_t read_all(const uint64_t *buf, size_t n, int threads)
+{
+    const int wide = __builtin_cpu_supports("avx512f");
+    uint64_t sum = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : sum)
+    {
+#ifdef _OPENMP
+        const size_t id = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
+#else
+        const size_t id = 0, nt = 1;
+        (void)threads;
+#endif
+        const size_t lo = n / 32 * id / nt * 32, hi = n / 32 * (id + 1) / nt * 32;
+        sum += wide ? sum_wide(buf, lo, hi) : sum_narrow(buf, lo, hi);
+    }
+    return sum;
 }
 
 #endif /* GGUF_TESTS_BENCH_READSUM_H */
