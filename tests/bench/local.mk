@@ -13,14 +13,14 @@ BENCHMARKS += tests/bench/bench-quant.sh
 EXTRA_PROGRAMS = tests/bench/bench-quant tests/bench/bench-mem tests/bench/bench-matvec
 tests_bench_bench_quant_SOURCES = tests/bench/bench-quant.c
 # The read bandwidth, the ceiling of decode, for bench-qwen-run.sh.
-tests_bench_bench_mem_SOURCES = tests/bench/bench-mem.c
+tests_bench_bench_mem_SOURCES = tests/bench/bench-mem.c tests/bench/readsum.h
 tests_bench_bench_mem_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) -O3
 tests_bench_bench_mem_LDFLAGS = $(OPENMP_CFLAGS)
 CLEANFILES += tests/bench/bench-mem$(EXEEXT)
 bench: tests/bench/bench-mem$(EXEEXT)
 # A decode step's product per weight type against that bandwidth.
 BENCHMARKS += tests/bench/bench-matvec.sh
-tests_bench_bench_matvec_SOURCES = tests/bench/bench-matvec.c
+tests_bench_bench_matvec_SOURCES = tests/bench/bench-matvec.c tests/bench/readsum.h
 tests_bench_bench_matvec_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 tests_bench_bench_matvec_LDFLAGS = $(OPENMP_CFLAGS)
 tests_bench_bench_matvec_LDADD = gguf/libgguf.la -lm
