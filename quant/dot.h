@@ -181,11 +181,11 @@ static inline int gq_il32_type(uint32_t wtype)
  * 4j + 3) of each row's block, row r in lane r: Q4_K's 36 words (word 0:
  * d and dmin) in order; Q5_K's 44 (d, scales 1-3, qh 4-11, qs 12-43) in
  * the order its products read them: words 0-3, then qs word 12 + q and
- * qh word 4 + q in turn (q = 0 .. 7), then qs words 20-43; Q6_K's 52 (ql 0-31, qh 32-47,
- * scales 48-51) in the order its products read them: the scales, then ql
- * words 16h + q and 16h + 8 + q with qh word 32 + 8h + q (h = 0, 1;
- * q = 0 .. 7) three by three; then Q6_K's d, the block's last two bytes,
- * of the 16 rows as 16 halves.  A vector's lanes hold the same quads of
+ * qh word 4 + q in turn (q = 0 .. 7), then qs words 20-43; Q6_K's 52 (ql
+ * 0-31, qh 32-47, scales 48-51) in the order its products read them: the
+ * scales, then ql words 16h + q and 16h + 8 + q with qh word 32 + 8h + q
+ * (h = 0, 1; q = 0 .. 7) three by three; then Q6_K's d, the block's last
+ * two bytes, of the 16 rows as 16 halves.  A vector's lanes hold the same quads of
  * elements of sixteen rows, as vpdpbusd sums them with four activations
  * broadcast: a block's sub-block sums come out row by row in the lanes,
  * with no folding, and a row's scales side by side with the others'; and

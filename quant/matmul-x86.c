@@ -793,11 +793,12 @@ ilk_chunk_q45_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const in
         for (int q = 0; q < 8; q++) {
             /* qs bytes 32p + 4q ..: elements 64p + 4q .. (low nibbles,
              * sub-block 2p) and 32 further (high, 2p + 1) */
-            const __m512i x = _mm512_loadu_si512(c + 64 * (five && p == 0 ? 4 + 2 * q : 4 + 8 * p + q + 8 * five));
+            const uint32_t wtype = five ? GGUF_T_Q5_K : GGUF_T_Q4_K;
+            const __m512i x = _mm512_loadu_si512(c + 64 * gq_ilk_pos(wtype, 4 + 8 * five + 8 * p + q));
             __m512i lo = _mm512_and_si512(x, low), hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), low);
             if (five) {
                 /* the fifth bits: bits 2p and 2p + 1 of qh bytes 4q .. */
-                const __m512i h = _mm512_loadu_si512(c + 64 * (5 + 2 * q)), b4 = _mm512_set1_epi8(0x10);
+                const __m512i h = _mm512_loadu_si512(c + 64 * gq_ilk_pos(wtype, 4 + q)), b4 = _mm512_set1_epi8(0x10);
                 const __m512i hl = 4 - 2 * p >= 0 ? _mm512_slli_epi16(h, (unsigned)(4 - 2 * p))
                                                   : _mm512_srli_epi16(h, (unsigned)(2 * p - 4));
                 const __m512i hh = 3 - 2 * p >= 0 ? _mm512_slli_epi16(h, (unsigned)(3 - 2 * p))

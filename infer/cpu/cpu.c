@@ -361,7 +361,6 @@ static void cpu_estimate(const qwen_config *c, const uint32_t *types, const uint
     out->device = 0;
 }
 
-/* The cache rows of layer l, sequence seq: (n_kv, n_ctx) each. */
 /* Positions 0 .. n - 1 of sequence seq's keys and values from the cache
  * into get, or from set into the cache, as the saved state of a sequence
  * holds them (qwen_backend: per position, per layer, the K row then the V

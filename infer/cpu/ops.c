@@ -244,7 +244,6 @@ static void rope_apply(float *vec, uint32_t n_heads, uint32_t head_dim, const fl
     }
 }
 
-/* Softmax of x[0..n) in place. */
 void cpu_rmsnorm_rows(const struct cpu_state *s, float *out, const float *x, const float *weight,
                       uint32_t n)
 {
