@@ -276,8 +276,8 @@ if HAVE_AMX_FLAGS
 check_LTLIBRARIES += tests/libquant_amxemu.la
 tests_libquant_amxemu_la_SOURCES = quant/panel-vnni.c quant/tiles32.c quant/x86.h tests/amx-emu.c \
 	tests/amx-emu.h
-tests_libquant_amxemu_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c -mavx512f -mavx512bw \
-	-mavx512vl -mavx512vnni -include $(top_srcdir)/tests/amx-emu.h
+# (the VNNI library's flags: no -mamx-*, the header stands in for them)
+tests_libquant_amxemu_la_CFLAGS = $(quant_libquant_vnni_la_CFLAGS) -include $(top_srcdir)/tests/amx-emu.h
 tests_libquant_amxemu_la_CPPFLAGS = $(QUANT_CPPFLAGS) -DGQ_PANEL_AMX
 check_PROGRAMS += tests/test-quant-amx
 tests_test_quant_amx_SOURCES = tests/test-quant-dot.c tests/testutil.h
