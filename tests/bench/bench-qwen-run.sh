@@ -22,7 +22,10 @@
 # The decode speed is also given as GB/s of weights read (every tensor's
 # bytes, see decode_bytes in common.sh) and as a share of the read
 # bandwidth tests/bench/bench-mem measures with the same threads, in every
-# round of the same run (the best of both).
+# round of the same run: the best decode over the best read, and, as this
+# machine's bandwidth moves from minute to minute, each round's decode over
+# the mean of the reads just before and just after it (the median and the
+# range of the rounds, and the bandwidth of the round with the best share).
 #
 # Environment:
 #   BENCH_DIR        cache directory for generated models
@@ -102,22 +105,25 @@ fi
 # (this machine's bandwidth moves with its neighbours' load from minute to
 # minute), the best of them against the best decode
 mem=$top_builddir/tests/bench/bench-mem
-bw=''
+bw='' last_bw=''
 membench() {
     [ -x "$mem" ] || return 0
-    local b
-    b=$("$mem" -t "$threads" | sed -n 's/^read bandwidth: \([0-9.]*\) GB\/s.*/\1/p')
-    [ -n "$b" ] || die "$mem failed"
-    bw=$(max "$b" "$bw")
+    last_bw=$("$mem" -t "$threads" | sed -n 's/^read bandwidth: \([0-9.]*\) GB\/s.*/\1/p')
+    [ -n "$last_bw" ] || die "$mem failed"
+    bw=$(max "$last_bw" "$bw")
 }
+: > "$tmp/rounds" # per round: decode tok/s, the reads before and after it
 
 ours || { cat "$tmp/ours.err" >&2; die "qwen-run failed"; } # warm the page cache
 our_pp='' our_tg='' peer_pp='' peer_tg=''
 for ((r = 0; r < runs; r++)); do
     membench
+    before=$last_bw
     ours || { cat "$tmp/ours.err" >&2; die "qwen-run failed"; }
     our_pp=$(max "$pp" "$our_pp")
     our_tg=$(max "$tg" "$our_tg")
+    membench
+    [ -n "$before" ] && echo "$tg $before $last_bw" >> "$tmp/rounds"
     if [ "$with_peer" = 1 ]; then
         peer || { cat "$tmp/peer.err" >&2; die "llama-bench failed"; }
         peer_pp=$(max "$pp" "$peer_pp")
@@ -134,6 +140,10 @@ if [ -n "$bw" ]; then
     awk -v tg="$our_tg" -v b="$bytes" -v bw="$bw" 'BEGIN {
         printf "  decode reads %.0f MiB a token: %.1f GB/s, %.0f%% of the %.1f GB/s bench-mem read (best of the rounds)\n",
             b / 1048576, tg * b / 1e9, 100 * tg * b / 1e9 / bw, bw }'
+    sort -n < <(awk -v b="$bytes" '{ bw = ($2 + $3) / 2; printf "%.4f %.1f\n", $1 * b / 1e9 / bw, bw }' "$tmp/rounds") |
+        awk '{ s[NR] = $1; w[NR] = $2 } END {
+            printf "  paired with the reads around it: %.0f%% (median of %d rounds; %.0f-%.0f%%; the best at %.1f GB/s)\n",
+                100 * (NR % 2 ? s[(NR + 1) / 2] : (s[NR / 2] + s[NR / 2 + 1]) / 2), NR, 100 * s[1], 100 * s[NR], w[NR] }'
 else
     echo "  (tests/bench/bench-mem not built: make bench builds it; no bandwidth figures)"
 fi
