@@ -910,6 +910,95 @@ ilk_chunk_q6_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const int
     }
 }
 
+#define ILK_WIDE 8
+
+/* Q6_K, ILK_WIDE columns: sub-block after sub-block, each of its vectors
+ * of quants unpacked and multiplied by every column before the next
+ * (ilk_chunk_q6_k() keeps four sub-blocks' sums of each column, too many
+ * registers for more than four columns), so the unpacking, about a third
+ * of the work at four columns, is shared by eight.  The same integers,
+ * the same float steps, the same bits.  The columns' sums in acc[] (in
+ * memory: the registers hold the integer sums).  One thread, 512 x 1536
+ * in the cache, 8 to 64 columns: 1.27-1.32 times as fast as four at a
+ * time. */
+static inline __attribute__((always_inline)) void
+ilk_chunk_q6_k_wide(const uint8_t *c, const struct gq_block_q8_k *const *a, float (*acc)[GQ_IL16_ROWS])
+{
+    const __m512i low = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+    __m512i isum[ILK_WIDE], scv[4];
+    for (int v = 0; v < 4; v++) scv[v] = _mm512_loadu_si512(c + 64 * v); /* the scales, words 48-51 */
+    UNROLL
+    for (int k = 0; k < ILK_WIDE; k++) isum[k] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; h++)
+        for (int t = 0; t < 2; t++)
+            UNROLL
+            for (int e = 0; e < 4; e++) {
+                /* sub-block 8h + t + 2e: quads q = 4t .. 4t + 3 of quant kind
+                 * e of half h (ilk_chunk_q6_k()'s u[e]) */
+                __m512i sb[ILK_WIDE];
+                UNROLL
+                for (int k = 0; k < ILK_WIDE; k++) sb[k] = _mm512_setzero_si512();
+                UNROLL
+                for (int q = 4 * t; q < 4 * t + 4; q++) {
+                    const uint8_t *v3 = c + 64 * (4 + 3 * (8 * h + q));
+                    const __m512i x = _mm512_loadu_si512(v3 + 64 * (e & 1)), hb = _mm512_loadu_si512(v3 + 128);
+                    const __m512i lo = e < 2 ? x : _mm512_srli_epi16(x, 4);
+                    const __m512i hi = e == 0   ? _mm512_slli_epi16(hb, 4)
+                                       : e == 1 ? _mm512_slli_epi16(hb, 2)
+                                       : e == 2 ? hb
+                                                : _mm512_srli_epi16(hb, 2);
+                    const __m512i u = _mm512_ternarylogic_epi32(lo, _mm512_and_si512(hi, m30), low, 0xec);
+                    UNROLL
+                    for (int k = 0; k < ILK_WIDE; k++)
+                        sb[k] = _mm512_dpbusd_epi32(sb[k], u, ilk_quad(a[k], 32 * h + 8 * e + q));
+                }
+                const int sub = 8 * h + t + 2 * e;
+                const __m512i sc = _mm512_srai_epi32(_mm512_shuffle_epi8(scv[sub / 4], ilk_byte_sel(sub % 4, 1)), 24);
+                UNROLL
+                for (int k = 0; k < ILK_WIDE; k++) isum[k] = _mm512_add_epi32(isum[k], _mm512_mullo_epi32(sb[k], sc));
+            }
+    /* the scales times the block sums, as in ilk_chunk_q6_k() */
+    __m512i pr[8];
+    UNROLL
+    for (int v = 0; v < 4; v++)
+        UNROLL
+        for (int h = 0; h < 2; h++) {
+            const __m512i ctl = _mm512_set1_epi32((int)(0x80u | (2u * h) << 8 | 0x80u << 16 | (2u * h + 1) << 24));
+            pr[2 * v + h] = _mm512_srai_epi16(_mm512_shuffle_epi8(scv[v], _mm512_add_epi32(ctl, ilk_lane_base())), 8);
+        }
+    const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(c + 64 * 52)));
+    UNROLL
+    for (int k = 0; k < ILK_WIDE; k++) {
+        __m512i off = _mm512_setzero_si512();
+        UNROLL
+        for (int u = 0; u < 8; u++)
+            off = _mm512_dpwssd_epi32(off, pr[u], ilk_pair(a[k]->bsums[2 * u], a[k]->bsums[2 * u + 1]));
+        const __m512i tt = _mm512_sub_epi32(isum[k], _mm512_slli_epi32(off, 5));
+        const __m512 sum = _mm512_add_ps(_mm512_loadu_ps(acc[k]), _mm512_mul_ps(_mm512_mul_ps(d, _mm512_set1_ps(a[k]->d)),
+                                                                             _mm512_cvtepi32_ps(tt)));
+        _mm512_storeu_ps(acc[k], sum);
+    }
+}
+
+/* Rows 0 .. 16 * groups - 1 (interleaved) Q6_K times ILK_WIDE columns
+ * from column c0. */
+static void ilk_columns_q6_k_wide(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act,
+                                  size_t act_stride, int64_t c0, float *out, size_t out_stride)
+{
+    const size_t bb = kq_block_bytes(KQ_Q6_K);
+    for (int64_t g = 0; g < groups; g++) {
+        const uint8_t *c = gq_il_chunk(w, w_stride, g, 0, bb);
+        float acc[ILK_WIDE][GQ_IL16_ROWS] = {{0}};
+        for (int i = 0; i < nb; i++, c += GQ_IL16_ROWS * bb) {
+            const struct gq_block_q8_k *a[ILK_WIDE];
+            for (int k = 0; k < ILK_WIDE; k++) a[k] = (const struct gq_block_q8_k *)(act + (size_t)(c0 + k) * act_stride) + i;
+            ilk_chunk_q6_k_wide(c, a, acc);
+        }
+        for (int k = 0; k < ILK_WIDE; k++)
+            memcpy(out + (size_t)(c0 + k) * out_stride + (size_t)g * GQ_IL16_ROWS, acc[k], sizeof acc[k]);
+    }
+}
+
 /* Rows 0 .. 16 * groups - 1 (interleaved) times nc <= ILK_FEW columns
  * from column c0 (column c at act + c * act_stride). */
 static inline __attribute__((always_inline)) void
@@ -967,12 +1056,22 @@ ilk_matmul(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t 
     } else {
         /* a run of the columns times every group, run after run */
         const int64_t cr = il_column_run(nb, sizeof(struct gq_block_q8_k), ILK_FEW);
-        for (int64_t c0 = 0; c0 < ncols; c0 += cr)
-            for (int64_t g = 0; g < groups; g++)
-                for (int64_t c = c0; c < ncols && c < c0 + cr; c += ILK_FEW)
-                    ilk_cols(w + (size_t)g * GQ_IL16_ROWS * w_stride, w_stride, 1, nb, act, act_stride, c,
-                             ncols - c < ILK_FEW ? ncols - c : ILK_FEW, out + (size_t)g * GQ_IL16_ROWS, out_stride,
-                             type);
+        for (int64_t c0 = 0; c0 < ncols; c0 += cr) {
+            const int64_t end = ncols < c0 + cr ? ncols : c0 + cr;
+            for (int64_t g = 0; g < groups; g++) {
+                const uint8_t *wg = w + (size_t)g * GQ_IL16_ROWS * w_stride;
+                float *og = out + (size_t)g * GQ_IL16_ROWS;
+                int64_t c = c0;
+                /* Q6_K: eight columns at a time while eight are left (Q4_K
+                 * and Q5_K went no faster so: their products bind them) */
+                if (type == KQ_Q6_K)
+                    for (; end - c >= ILK_WIDE; c += ILK_WIDE)
+                        ilk_columns_q6_k_wide(wg, w_stride, 1, nb, act, act_stride, c, og, out_stride);
+                for (; c < end; c += ILK_FEW)
+                    ilk_cols(wg, w_stride, 1, nb, act, act_stride, c, end - c < ILK_FEW ? end - c : ILK_FEW, og,
+                             out_stride, type);
+            }
+        }
     }
     for (int64_t r = whole; r < nrows; r++)
         for (int64_t c = 0; c < ncols; c++)
