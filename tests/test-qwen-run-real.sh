@@ -17,7 +17,9 @@
 #  - --json-schema: sampled replies to four lines, each checked against the
 #    schema.
 #
-# Skipped without QWEN_MODEL.
+# Skipped without QWEN_MODEL, or when it names another file than the one
+# the answers were recorded with (its size, tests/data/qwen-ref/README.md);
+# a file of that size but another SHA-256 is an error (a damaged copy).
 
 test_name=test-qwen-run-real
 if [ -z "${QWEN_MODEL:-}" ]; then
@@ -31,6 +33,19 @@ RUN=$(tool qwen-run)
 need_exec "$RUN"
 need_python
 [ -r "$QWEN_MODEL" ] || hard_error "QWEN_MODEL=$QWEN_MODEL is not readable"
+ref_name=qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+ref_size=491400064
+ref_sha256=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
+size=$(wc -c < "$QWEN_MODEL") || hard_error "QWEN_MODEL=$QWEN_MODEL: cannot read its size"
+size=$((size))
+if [ "$size" != "$ref_size" ]; then
+    echo "SKIP: QWEN_MODEL=$QWEN_MODEL ($size bytes) is not $ref_name ($ref_size bytes), whose answers tests/data/qwen-ref holds" >&2
+    exit 77
+fi
+sum=$(sha256sum < "$QWEN_MODEL") || hard_error "QWEN_MODEL=$QWEN_MODEL: cannot checksum it"
+sum=${sum%% *}
+[ "$sum" = "$ref_sha256" ] ||
+    hard_error "QWEN_MODEL=$QWEN_MODEL: the size of $ref_name but SHA-256 $sum, not $ref_sha256 (a damaged copy?)"
 ref=$top_srcdir/tests/data/qwen-ref
 [ -r "$ref/tokens.txt" ] || hard_error "$ref/tokens.txt missing"
 
