@@ -842,14 +842,66 @@ ilk_chunk_q45_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const in
     }
 }
 
+/* Q6_K quant kind e (0-3) of quad q of half h as unsigned bytes 0-63,
+ * from ql words 16h + q and 16h + 8 + q and qh word 32 + 8h + q (they lie
+ * together at c + 64 * (4 + 3 * (8h + q))): x is the first ql word for
+ * even e, the second for odd e, hb the qh word; kind e takes x's low
+ * (e < 2) or high nibbles and bits 2e, 2e + 1 of hb as its fifth and
+ * sixth. */
+static inline __attribute__((always_inline)) __m512i ilk_q6k_unpack(const __m512i x, const __m512i hb, const int e)
+{
+    const __m512i low = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+    const __m512i lo = e < 2 ? x : _mm512_srli_epi16(x, 4);
+    const __m512i hi = e == 0   ? _mm512_slli_epi16(hb, 4)
+                       : e == 1 ? _mm512_slli_epi16(hb, 2)
+                       : e == 2 ? hb
+                                : _mm512_srli_epi16(hb, 2);
+    /* (a & c) | b: ternary logic 0xec */
+    return _mm512_ternarylogic_epi32(lo, _mm512_and_si512(hi, m30), low, 0xec);
+}
+
+/* The signed scale of sub-block sub (0-15) in each lane. */
+static inline __attribute__((always_inline)) __m512i ilk_q6k_scale(const __m512i scv[4], const int sub)
+{
+    return _mm512_srai_epi32(_mm512_shuffle_epi8(scv[sub / 4], ilk_byte_sel(sub % 4, 1)), 24);
+}
+
+/* Q6_K's offsets of nc columns, the scales times the block sums, from the
+ * chunk's scale words 48-51 (scv): the scales of sub-blocks 2u and 2u + 1
+ * as int16 pairs (bytes 0, 1 and 2, 3 of a lane, each moved to the top of
+ * a 16-bit half and shifted down with its sign), each pair taken to every
+ * column as it is made. */
+static inline __attribute__((always_inline)) void
+ilk_q6k_offsets(const __m512i scv[4], const struct gq_block_q8_k *const *a, const int nc, __m512i *off)
+{
+    UNROLL
+    for (int k = 0; k < nc; k++) off[k] = _mm512_setzero_si512();
+    UNROLL
+    for (int u = 0; u < 8; u++) {
+        const unsigned h = (unsigned)u % 2;
+        const __m512i ctl = _mm512_set1_epi32((int)(0x80u | (2u * h) << 8 | 0x80u << 16 | (2u * h + 1) << 24));
+        const __m512i pr = _mm512_srai_epi16(_mm512_shuffle_epi8(scv[u / 2], _mm512_add_epi32(ctl, ilk_lane_base())), 8);
+        UNROLL
+        for (int k = 0; k < nc; k++)
+            off[k] = _mm512_dpwssd_epi32(off[k], pr, ilk_pair(a[k]->bsums[2 * u], a[k]->bsums[2 * u + 1]));
+    }
+}
+
+/* A chunk's term of a column's sums: the rows' d times the column's scale
+ * ad times the scaled sub-block sums isum less 32 times the offset off. */
+static inline __attribute__((always_inline)) __m512 ilk_q6k_term(__m512 d, float ad, __m512i isum, __m512i off)
+{
+    const __m512i t = _mm512_sub_epi32(isum, _mm512_slli_epi32(off, 5));
+    return _mm512_mul_ps(_mm512_mul_ps(d, _mm512_set1_ps(ad)), _mm512_cvtepi32_ps(t));
+}
+
 static inline __attribute__((always_inline)) void
 ilk_chunk_q6_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const int nc, __m512 *acc)
 {
-    const __m512i low = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
     __m512i isum[ILK_FEW], off[ILK_FEW], scv[4];
     for (int v = 0; v < 4; v++) scv[v] = _mm512_loadu_si512(c + 64 * v); /* the scales, words 48-51 */
     UNROLL
-    for (int k = 0; k < nc; k++) isum[k] = off[k] = _mm512_setzero_si512();
+    for (int k = 0; k < nc; k++) isum[k] = _mm512_setzero_si512();
     UNROLL
     for (int h = 0; h < 2; h++)
         UNROLL
@@ -861,17 +913,12 @@ ilk_chunk_q6_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const int
             for (int k = 0; k < nc; k++) sb[k][0] = sb[k][1] = sb[k][2] = sb[k][3] = _mm512_setzero_si512();
             UNROLL
             for (int q = 4 * t; q < 4 * t + 4; q++) {
-                /* ql words 16h + q, 16h + 8 + q, qh word 32 + 8h + q */
                 const uint8_t *v3 = c + 64 * (4 + 3 * (8 * h + q));
                 const __m512i x1 = _mm512_loadu_si512(v3), x2 = _mm512_loadu_si512(v3 + 64);
                 const __m512i hb = _mm512_loadu_si512(v3 + 128);
                 __m512i u[4];
-                /* (a & c) | b: ternary logic 0xec */
-                u[0] = _mm512_ternarylogic_epi32(x1, _mm512_and_si512(_mm512_slli_epi16(hb, 4), m30), low, 0xec);
-                u[1] = _mm512_ternarylogic_epi32(x2, _mm512_and_si512(_mm512_slli_epi16(hb, 2), m30), low, 0xec);
-                u[2] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(x1, 4), _mm512_and_si512(hb, m30), low, 0xec);
-                u[3] = _mm512_ternarylogic_epi32(_mm512_srli_epi16(x2, 4), _mm512_and_si512(_mm512_srli_epi16(hb, 2), m30),
-                                                 low, 0xec);
+                UNROLL
+                for (int e = 0; e < 4; e++) u[e] = ilk_q6k_unpack(e & 1 ? x2 : x1, hb, e);
                 UNROLL
                 for (int k = 0; k < nc; k++)
                     UNROLL
@@ -880,34 +927,15 @@ ilk_chunk_q6_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const int
             }
             UNROLL
             for (int e = 0; e < 4; e++) {
-                const int sub = 8 * h + t + 2 * e;
-                const __m512i sc = _mm512_srai_epi32(
-                    _mm512_shuffle_epi8(scv[sub / 4], ilk_byte_sel(sub % 4, 1)), 24);
+                const __m512i sc = ilk_q6k_scale(scv, 8 * h + t + 2 * e);
                 UNROLL
                 for (int k = 0; k < nc; k++) isum[k] = _mm512_add_epi32(isum[k], _mm512_mullo_epi32(sb[k][e], sc));
             }
         }
-    /* the scales (words 48-51): sc * bsum over the sub-blocks, as int16
-     * pairs (sub-blocks 2u, 2u + 1: bytes 0, 1 and 2, 3 of a lane, each
-     * moved to the top of a 16-bit half and shifted down with its sign) */
-    UNROLL
-    for (int v = 0; v < 4; v++)
-        UNROLL
-        for (int h = 0; h < 2; h++) {
-            const __m512i ctl = _mm512_set1_epi32((int)(0x80u | (2u * h) << 8 | 0x80u << 16 | (2u * h + 1) << 24));
-            const __m512i pr = _mm512_srai_epi16(_mm512_shuffle_epi8(scv[v], _mm512_add_epi32(ctl, ilk_lane_base())), 8);
-            UNROLL
-            for (int k = 0; k < nc; k++) {
-                const int u = 2 * v + h;
-                off[k] = _mm512_dpwssd_epi32(off[k], pr, ilk_pair(a[k]->bsums[2 * u], a[k]->bsums[2 * u + 1]));
-            }
-        }
+    ilk_q6k_offsets(scv, a, nc, off);
     const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(c + 64 * 52)));
     UNROLL
-    for (int k = 0; k < nc; k++) {
-        const __m512i t = _mm512_sub_epi32(isum[k], _mm512_slli_epi32(off[k], 5));
-        acc[k] = _mm512_add_ps(acc[k], _mm512_mul_ps(_mm512_mul_ps(d, _mm512_set1_ps(a[k]->d)), _mm512_cvtepi32_ps(t)));
-    }
+    for (int k = 0; k < nc; k++) acc[k] = _mm512_add_ps(acc[k], ilk_q6k_term(d, a[k]->d, isum[k], off[k]));
 }
 
 #define ILK_WIDE 8
@@ -924,8 +952,7 @@ ilk_chunk_q6_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const int
 static inline __attribute__((always_inline)) void
 ilk_chunk_q6_k_wide(const uint8_t *c, const struct gq_block_q8_k *const *a, float (*acc)[GQ_IL16_ROWS])
 {
-    const __m512i low = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
-    __m512i isum[ILK_WIDE], scv[4];
+    __m512i isum[ILK_WIDE], off[ILK_WIDE], scv[4];
     for (int v = 0; v < 4; v++) scv[v] = _mm512_loadu_si512(c + 64 * v); /* the scales, words 48-51 */
     UNROLL
     for (int k = 0; k < ILK_WIDE; k++) isum[k] = _mm512_setzero_si512();
@@ -934,50 +961,27 @@ ilk_chunk_q6_k_wide(const uint8_t *c, const struct gq_block_q8_k *const *a, floa
             UNROLL
             for (int e = 0; e < 4; e++) {
                 /* sub-block 8h + t + 2e: quads q = 4t .. 4t + 3 of quant kind
-                 * e of half h (ilk_chunk_q6_k()'s u[e]) */
+                 * e of half h */
                 __m512i sb[ILK_WIDE];
                 UNROLL
                 for (int k = 0; k < ILK_WIDE; k++) sb[k] = _mm512_setzero_si512();
                 UNROLL
                 for (int q = 4 * t; q < 4 * t + 4; q++) {
                     const uint8_t *v3 = c + 64 * (4 + 3 * (8 * h + q));
-                    const __m512i x = _mm512_loadu_si512(v3 + 64 * (e & 1)), hb = _mm512_loadu_si512(v3 + 128);
-                    const __m512i lo = e < 2 ? x : _mm512_srli_epi16(x, 4);
-                    const __m512i hi = e == 0   ? _mm512_slli_epi16(hb, 4)
-                                       : e == 1 ? _mm512_slli_epi16(hb, 2)
-                                       : e == 2 ? hb
-                                                : _mm512_srli_epi16(hb, 2);
-                    const __m512i u = _mm512_ternarylogic_epi32(lo, _mm512_and_si512(hi, m30), low, 0xec);
+                    const __m512i u = ilk_q6k_unpack(_mm512_loadu_si512(v3 + 64 * (e & 1)), _mm512_loadu_si512(v3 + 128), e);
                     UNROLL
                     for (int k = 0; k < ILK_WIDE; k++)
                         sb[k] = _mm512_dpbusd_epi32(sb[k], u, ilk_quad(a[k], 32 * h + 8 * e + q));
                 }
-                const int sub = 8 * h + t + 2 * e;
-                const __m512i sc = _mm512_srai_epi32(_mm512_shuffle_epi8(scv[sub / 4], ilk_byte_sel(sub % 4, 1)), 24);
+                const __m512i sc = ilk_q6k_scale(scv, 8 * h + t + 2 * e);
                 UNROLL
                 for (int k = 0; k < ILK_WIDE; k++) isum[k] = _mm512_add_epi32(isum[k], _mm512_mullo_epi32(sb[k], sc));
             }
-    /* the scales times the block sums, as in ilk_chunk_q6_k() */
-    __m512i pr[8];
-    UNROLL
-    for (int v = 0; v < 4; v++)
-        UNROLL
-        for (int h = 0; h < 2; h++) {
-            const __m512i ctl = _mm512_set1_epi32((int)(0x80u | (2u * h) << 8 | 0x80u << 16 | (2u * h + 1) << 24));
-            pr[2 * v + h] = _mm512_srai_epi16(_mm512_shuffle_epi8(scv[v], _mm512_add_epi32(ctl, ilk_lane_base())), 8);
-        }
+    ilk_q6k_offsets(scv, a, ILK_WIDE, off);
     const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(c + 64 * 52)));
     UNROLL
-    for (int k = 0; k < ILK_WIDE; k++) {
-        __m512i off = _mm512_setzero_si512();
-        UNROLL
-        for (int u = 0; u < 8; u++)
-            off = _mm512_dpwssd_epi32(off, pr[u], ilk_pair(a[k]->bsums[2 * u], a[k]->bsums[2 * u + 1]));
-        const __m512i tt = _mm512_sub_epi32(isum[k], _mm512_slli_epi32(off, 5));
-        const __m512 sum = _mm512_add_ps(_mm512_loadu_ps(acc[k]), _mm512_mul_ps(_mm512_mul_ps(d, _mm512_set1_ps(a[k]->d)),
-                                                                             _mm512_cvtepi32_ps(tt)));
-        _mm512_storeu_ps(acc[k], sum);
-    }
+    for (int k = 0; k < ILK_WIDE; k++)
+        _mm512_storeu_ps(acc[k], _mm512_add_ps(_mm512_loadu_ps(acc[k]), ilk_q6k_term(d, a[k]->d, isum[k], off[k])));
 }
 
 /* Rows 0 .. 16 * groups - 1 (interleaved) Q6_K times ILK_WIDE columns
