@@ -33,9 +33,13 @@ RUN=$(tool qwen-run)
 need_exec "$RUN"
 need_python
 [ -r "$QWEN_MODEL" ] || hard_error "QWEN_MODEL=$QWEN_MODEL is not readable"
-ref_name=qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
-ref_size=491400064
-ref_sha256=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
+# the file, as tests/fetch-model.sh names it
+fetch=$top_srcdir/tests/fetch-model.sh
+ref_name=$(sed -n 's/^MODEL_NAME=//p' "$fetch")
+ref_size=$(sed -n 's/^MODEL_SIZE=//p' "$fetch")
+ref_sha256=$(sed -n 's/^MODEL_SHA256=//p' "$fetch")
+[ -n "$ref_name" ] && [ -n "$ref_size" ] && [ -n "$ref_sha256" ] ||
+    hard_error "$fetch: MODEL_NAME, MODEL_SIZE or MODEL_SHA256 not found"
 size=$(wc -c < "$QWEN_MODEL") || hard_error "QWEN_MODEL=$QWEN_MODEL: cannot read its size"
 size=$((size))
 if [ "$size" != "$ref_size" ]; then
