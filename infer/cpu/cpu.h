@@ -33,8 +33,7 @@ struct cpu_state {
     const qwen_model *m;
     qwen_weights w;         /* the model's weights as the backend reads them: matrices
                              * with il set where they were repacked (repack_weights()) */
-    void **il_mem;          /* (il_count) the repacked copies, to free */
-    uint32_t il_count;
+    void *il_mem;           /* the repacked copies, one after the other, to free */
     uint64_t il_bytes;      /* their bytes */
     cpu_layer_fn layer;     /* the architecture's layer */
     uint32_t n_ctx, n_seq, n_batch;
