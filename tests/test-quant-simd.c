@@ -871,10 +871,12 @@ static void test_vec_rows(void)
 
 /* The forms of m queries on every level: each query's bits are those of
  * its own call, for 1 .. 14 queries (chunks of six and the rest) and row
- * counts of every remainder, with strides wider than a row. */
+ * counts of every remainder, and around the blocks of rows a level may
+ * take at a time (64), with strides wider than a row. */
 static void test_vec_rows_m(void)
 {
-    enum { N = 136, ROWS = 7, STRIDE = N + 3, M = 14, AS = N + 5, OS = ROWS + 2 };
+    enum { N = 136, ROWS = 130, STRIDE = N + 3, M = 14, AS = N + 5, OS = ROWS + 2 };
+    static const int row_counts[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 17, 63, 64, 65, 130};
     static uint16_t x[ROWS * STRIDE];
     static float a[M * AS], s[M * OS], y0[M * AS], y[M * AS], want_y[AS], out[M * OS], want[ROWS];
     for (int i = 0; i < ROWS * STRIDE; i++) x[i] = gguf_fp32_to_fp16(rng_gauss() * 4.0f);
@@ -891,7 +893,8 @@ static void test_vec_rows_m(void)
         for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
             const int n = lengths[li];
             for (int m = 1; m <= M; m++)
-                for (int rows = 0; rows <= ROWS; rows++) {
+                for (size_t ri = 0; ri < sizeof row_counts / sizeof row_counts[0]; ri++) {
+                    const int rows = row_counts[ri];
                     gguf_vec_dot_f16_rows_m(a, AS, m, x, STRIDE, rows, n, out, OS);
                     memcpy(y, y0, sizeof y);
                     gguf_vec_axpy_f16_rows_m(y, AS, s, OS, m, x, STRIDE, rows, n);
