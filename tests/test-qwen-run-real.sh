@@ -1,29 +1,31 @@
 #!/bin/sh
 # test-qwen-run-real.sh -- qwen-run on the real model named by QWEN_MODEL
-# against llama.cpp's recorded answers (tests/data/qwen-ref, see its
-# README): prompts fed raw (--raw, and --special for the ChatML cases, as
-# llama.cpp parsed special-token text in them), exactly the file's bytes.
+# against llama.cpp's recorded answers for it (tests/data/qwen-ref for
+# the 0.5B, tests/data/qwen-ref-1.5b for the 1.5B, see their READMEs):
+# prompts fed raw (--raw, and --special for the ChatML cases, as llama.cpp
+# parsed special-token text in them), exactly the file's bytes.
 #
-#  - --tokenize: the prompt ids equal tokens.txt, all 8 prompts;
+#  - --tokenize: the prompt ids equal tokens.txt, all 8 prompts (one
+#    tokenizer: the 1.5B's ids are the 0.5B's);
 #  - --logits 10: the top-1 equals the reference's, and each reference
 #    top-5 id is among ours with a logit within 0.35 (the README's
 #    tolerance; llama.cpp itself moves by up to 0.16);
 #  - greedy (--temp 0 --print-ids): the generated ids equal greedy.txt, or
 #    agree up to a step where ours is a near tie in the reference's logits
-#    (greedy-logits.txt: within 0.35 of its top; 05 diverges so at step 13,
-#    where the reference's top two differ by 0.030);
+#    (greedy-logits.txt: within 0.35 of its top; on the 0.5B 05 diverges
+#    so at step 13, where the reference's top two differ by 0.030);
 #  - --each-line --parallel 2 and 4 on the one-line prompts: each reply
 #    the ids of that prompt run alone;
 #  - --json-schema: sampled replies to four lines, each checked against the
 #    schema.
 #
-# Skipped without QWEN_MODEL, or when it names another file than the one
-# the answers were recorded with (its size, tests/data/qwen-ref/README.md);
-# a file of that size but another SHA-256 is an error (a damaged copy).
+# Skipped without QWEN_MODEL, or when it names another file than those the
+# answers were recorded with (by size, tests/fetch-model.sh's table); a
+# file of such a size but another SHA-256 is an error (a damaged copy).
 
 test_name=test-qwen-run-real
 if [ -z "${QWEN_MODEL:-}" ]; then
-    echo "SKIP: QWEN_MODEL is not set (name qwen2.5-coder-0.5b-instruct-q4_k_m.gguf, see tests/fetch-model.sh)" >&2
+    echo "SKIP: QWEN_MODEL is not set (name qwen2.5-coder-0.5b-instruct-q4_k_m.gguf or the 1.5B's, see tests/fetch-model.sh)" >&2
     exit 77
 fi
 . "${top_srcdir:-.}/tests/common.sh"
@@ -33,25 +35,33 @@ RUN=$(tool qwen-run)
 need_exec "$RUN"
 need_python
 [ -r "$QWEN_MODEL" ] || hard_error "QWEN_MODEL=$QWEN_MODEL is not readable"
-# the file, as tests/fetch-model.sh names it
+# the files, as tests/fetch-model.sh's table names them: KEY NAME SIZE SHA256 ...
 fetch=$top_srcdir/tests/fetch-model.sh
-ref_name=$(sed -n 's/^MODEL_NAME=//p' "$fetch")
-ref_size=$(sed -n 's/^MODEL_SIZE=//p' "$fetch")
-ref_sha256=$(sed -n 's/^MODEL_SHA256=//p' "$fetch")
-[ -n "$ref_name" ] && [ -n "$ref_size" ] && [ -n "$ref_sha256" ] ||
-    hard_error "$fetch: MODEL_NAME, MODEL_SIZE or MODEL_SHA256 not found"
+models=$(sed -n '/^MODELS="$/,/^"$/p' "$fetch" | awk 'NF >= 4 { print $1, $2, $3, $4 }')
+[ -n "$models" ] || hard_error "$fetch: its table of models (MODELS) not found"
 size=$(wc -c < "$QWEN_MODEL") || hard_error "QWEN_MODEL=$QWEN_MODEL: cannot read its size"
 size=$((size))
-if [ "$size" != "$ref_size" ]; then
-    echo "SKIP: QWEN_MODEL=$QWEN_MODEL ($size bytes) is not $ref_name ($ref_size bytes), whose answers tests/data/qwen-ref holds" >&2
+# shellcheck disable=SC2046 # the row's words
+set -- $(echo "$models" | awk -v s="$size" '$3 == s')
+if [ $# -ne 4 ]; then
+    echo "SKIP: QWEN_MODEL=$QWEN_MODEL ($size bytes) is none of the files with recorded answers:" \
+        $(echo "$models" | awk '{ printf "%s%s (%s bytes)", (NR > 1 ? ", " : ""), $2, $3 }') >&2
     exit 77
 fi
+ref_key=$1 ref_name=$2 ref_sha256=$4
 sum=$(sha256sum < "$QWEN_MODEL") || hard_error "QWEN_MODEL=$QWEN_MODEL: cannot checksum it"
 sum=${sum%% *}
 [ "$sum" = "$ref_sha256" ] ||
     hard_error "QWEN_MODEL=$QWEN_MODEL: the size of $ref_name but SHA-256 $sum, not $ref_sha256 (a damaged copy?)"
-ref=$top_srcdir/tests/data/qwen-ref
-[ -r "$ref/tokens.txt" ] || hard_error "$ref/tokens.txt missing"
+# the prompts and their ids; the answers of this model
+prompts=$top_srcdir/tests/data/qwen-ref
+case $ref_key in
+0.5b) ref=$prompts ;;
+*) ref=$top_srcdir/tests/data/qwen-ref-$ref_key ;;
+esac
+[ -r "$prompts/tokens.txt" ] || hard_error "$prompts/tokens.txt missing"
+[ -r "$ref/greedy.txt" ] || hard_error "$ref/greedy.txt missing"
+echo "model: $ref_name, answers in $ref"
 
 all="01-english 02-chinese 03-code 04-chatml 05-paragraph 06-unicode 07-chatml-chinese 08-whitespace-digits"
 some=$all
@@ -69,13 +79,13 @@ flags() {
 ids() { awk -v n="$2" '$1 == n { $1 = ""; sub(/^ /, ""); print }' "$1"; }
 
 for name in $all; do
-    run 0 "tok-$name" "$RUN" -m "$QWEN_MODEL" --tokenize $(flags "$name") -f "$ref/prompts/$name.txt"
-    check "$name: --tokenize equals llama.cpp's ids" [ "$(cat "$tmp/tok-$name.out")" = "$(ids "$ref/tokens.txt" "$name")" ]
+    run 0 "tok-$name" "$RUN" -m "$QWEN_MODEL" --tokenize $(flags "$name") -f "$prompts/prompts/$name.txt"
+    check "$name: --tokenize equals llama.cpp's ids" [ "$(cat "$tmp/tok-$name.out")" = "$(ids "$prompts/tokens.txt" "$name")" ]
 done
 
 for name in $some; do
     t0=$(date +%s)
-    run 0 "logits-$name" "$RUN" -m "$QWEN_MODEL" --logits 10 $(flags "$name") -f "$ref/prompts/$name.txt"
+    run 0 "logits-$name" "$RUN" -m "$QWEN_MODEL" --logits 10 $(flags "$name") -f "$prompts/prompts/$name.txt"
     check "$name: --logits 10 within tolerance of llama.cpp's top 5" \
         python3 - "$tmp/logits-$name.out" "$ref/logits.txt" "$name" <<'EOF'
 import sys
@@ -92,7 +102,7 @@ if not ok: print("ours:", ours, file=sys.stderr)
 sys.exit(0 if ok else 1)
 EOF
     run 0 "greedy-$name" "$RUN" -m "$QWEN_MODEL" --temp 0 -n "$n_greedy" --print-ids $(flags "$name") \
-        -f "$ref/prompts/$name.txt"
+        -f "$prompts/prompts/$name.txt"
     check "$name: greedy ids equal llama.cpp's (first $n_greedy, up to a near tie)" \
         python3 - "$tmp/greedy-$name.out" "$ref" "$name" "$n_greedy" <<'EOF'
 import sys
@@ -125,7 +135,7 @@ done
 # every order of sequences: each reply the ids of the prompt run alone,
 # exactly (the products compute each entry of a batch as alone).
 single="01-english 02-chinese 05-paragraph 06-unicode"
-for name in $single; do cat "$ref/prompts/$name.txt"; echo; done > "$tmp/lines.txt"
+for name in $single; do cat "$prompts/prompts/$name.txt"; echo; done > "$tmp/lines.txt"
 for name in $single; do cat "$tmp/greedy-$name.out"; done > "$tmp/lines-alone.out"
 for P in 2 4; do
     run 0 "parallel-$P" "$RUN" -m "$QWEN_MODEL" --each-line --parallel "$P" --raw --temp 0 -n "$n_greedy" \
