@@ -244,10 +244,15 @@ static void rope_apply(float *vec, uint32_t n_heads, uint32_t head_dim, const fl
     }
 }
 
+/* Rows from which the norms are shared among the threads (each row's
+ * bits are its own). */
+#define NORM_ROWS_SHARED 16u
+
 void cpu_rmsnorm_rows(const struct cpu_state *s, float *out, const float *x, const float *weight,
                       uint32_t n)
 {
     const qwen_config *c = &s->m->config;
+#pragma omp parallel for schedule(static) num_threads(s->n_threads) if (n >= NORM_ROWS_SHARED)
     for (uint32_t t = 0; t < n; t++)
         rmsnorm(out + (uint64_t)t * c->n_embd, x + (uint64_t)t * c->n_embd, weight, c->n_embd,
                 c->rms_eps);
