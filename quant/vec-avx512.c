@@ -199,8 +199,8 @@ axpy_span(float *y, size_t y_stride, const float *s, size_t s_stride, const uint
 /* All n elements of MQ outputs, the rows AXPY_ROWS at a time (16 KiB of
  * a head of 128, in the L1 cache), each block taken by the queries three
  * at a time (up to 24 sums of 16 lanes in registers): each row is read
- * from memory once, whole, in order.  Each element still takes the rows in turn,
- * through y between blocks: the same bits.  (Four passes over the rows,
+ * from memory once, whole, in order.  Each element still takes the rows
+ * in turn, through y between blocks: the same bits.  (Four passes over the rows,
  * 32 elements of six queries each, read a 4000-position cache at a third
  * of the speed, missing the caches on every pass.  With the dot products
  * above, a decode step's attention on two threads, 28 layers of two KV
