@@ -64,16 +64,22 @@ static int team_size(void)
  *
  * One-vector products (decode) stream their weights from memory: a claim
  * takes 1 / GUIDE_DIV of what is left per thread, so that the runs are long
- * (the hardware prefetchers restart at every jump) and yet the threads
- * finish together, also when one starts late (the wake-up of a thread
- * costs tens of microseconds, a 1536 x 1536 Q4_K product about 50).
- * Against fixed runs of a quarter of a thread's share, first come first
- * served: 25 -> 29-34 GB/s on 200 such products in turn, two threads.
+ * (the memory streams restart at every jump) and yet the threads finish
+ * together, also when one starts late (the wake-up of a thread costs tens
+ * of microseconds, a 1536 x 1536 Q4_K product about 25-50).  Against fixed
+ * runs of a quarter of a thread's share, first come first served: 25 ->
+ * 29-34 GB/s on 200 such products in turn, two threads.  A whole share's
+ * worth of what is left (GUIDE_DIV 1) rather than half of it: half the
+ * claims, and the products of the 1.5B's attention (1536 x 1536 and its
+ * Q, K, V) 15-20 % faster when the machine reads 60 GB/s (two threads;
+ * the 0.5B's 25 %, its feed-forward 9 %), the same at 34 GB/s and for
+ * sixteen columns, timed call by call with the two alternated in one
+ * process; a prefetch of each claim's first 12 KiB added nothing.
  * Prompts (products of PROMPT_COLS columns or more) are compute-bound:
  * runs of a fixed 1 / PROMPT_CHUNKS_PER_THREAD of a thread's share, so that
  * a thread that finishes first does not wait long for the other's last. */
 #define ROW_UNIT 16u /* a multiple of the groups of interleaved rows (quant.h) */
-#define GUIDE_DIV 2u
+#define GUIDE_DIV 1u
 #define PROMPT_COLS 64u
 #define PROMPT_CHUNKS_PER_THREAD 16u
 
