@@ -248,6 +248,34 @@ static void check_no_alloc(void)
 /* ------------------------------------------------------------------------ */
 /* One code path: batch sizes and single steps give the same bits           */
 
+/* A batch as wide as a prompt's (64 columns and more: the CPU backend's
+ * products on packed inputs, in fixed claims) has the bits of single
+ * tokens. */
+#define N_WIDE 70
+
+static void check_wide(const char *arch, const char *type)
+{
+    char path[512];
+    tu_synth_shape(path, sizeof path, arch, "tiny", type, 0);
+    gguf_error err;
+    qwen_model *m;
+    REQUIRE(qwen_model_open(&m, path, &err) == GGUF_OK, "%s", err.message);
+    const uint32_t nv = m->config.n_vocab;
+    int32_t tok[N_WIDE];
+    for (uint32_t i = 0; i < N_WIDE; i++) tok[i] = token_at(i, nv);
+    qwen_state *whole, *single;
+    REQUIRE(qwen_state_new(&whole, m, 128, N_WIDE, &err) == GGUF_OK, "%s", err.message);
+    REQUIRE(qwen_state_new(&single, m, 128, 1, &err) == GGUF_OK, "%s", err.message);
+    REQUIRE(qwen_forward(whole, tok, N_WIDE, &err) == GGUF_OK, "%s", err.message);
+    for (uint32_t i = 0; i < N_WIDE; i++)
+        REQUIRE(qwen_forward(single, tok + i, 1, &err) == GGUF_OK, "%s", err.message);
+    CHECK(memcmp(qwen_state_logits(whole), qwen_state_logits(single), nv * sizeof(float)) == 0,
+          "%s %s: one batch of %d differs from single tokens", arch, type, N_WIDE);
+    qwen_state_free(whole);
+    qwen_state_free(single);
+    qwen_model_close(m);
+}
+
 static void check_batching(const char *arch)
 {
     char path[512];
@@ -695,6 +723,9 @@ int main(void)
     check_no_alloc();
     check_batching("qwen2");
     check_batching("qwen3");
+    check_wide("qwen2", "q8_0");
+    check_wide("qwen2", "q4_k_m");
+    check_wide("qwen3", "q4_k_m");
     check_broken();
     check_broken_qwen3();
     tu_finish();
