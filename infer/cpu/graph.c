@@ -15,10 +15,9 @@
 static void out_and_ffn(struct cpu_state *s, const qwen_layer *L, uint32_t n)
 {
     const qwen_config *c = &s->m->config;
-    const uint64_t e = c->n_embd;
     const struct cpu_product wo = {&L->wo, s->xb};
     cpu_matmul(s, s->ao, n, &wo, 1);
-    cpu_add(s->x, s->xb, n * e);
+    cpu_add(s, s->x, s->xb, n);
 
     cpu_rmsnorm_rows(s, s->xb, s->x, L->ffn_norm, n);
     const struct cpu_product gate_up[2] = {{&L->w_gate, s->gate}, {&L->w_up, s->up}};
@@ -26,7 +25,7 @@ static void out_and_ffn(struct cpu_state *s, const qwen_layer *L, uint32_t n)
     cpu_swiglu(s, (uint64_t)n * c->n_ff);
     const struct cpu_product down = {&L->w_down, s->xb};
     cpu_matmul(s, s->gate, n, &down, 1);
-    cpu_add(s->x, s->xb, n * e);
+    cpu_add(s, s->x, s->xb, n);
 }
 
 /* Q, K, V of the normed input. */

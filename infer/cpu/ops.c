@@ -250,18 +250,45 @@ static void rope_apply(float *vec, uint32_t n_heads, uint32_t head_dim, const fl
     }
 }
 
-/* Rows from which the norms are shared among the threads (each row's
- * bits are its own). */
-#define NORM_ROWS_SHARED 16u
+/* Rows (tokens) from which the steps done row by row (norms, biases,
+ * RoPE, the cache's stores, residual additions) are shared among the
+ * threads: each row's bits are its own.  Below, one thread does them,
+ * outside any parallel region (a region of one thread costs about 0.35
+ * us, a few times a decode step's whole bias or RoPE step). */
+#define ROWS_SHARED 16u
 
-void cpu_rmsnorm_rows(const struct cpu_state *s, float *out, const float *x, const float *weight,
-                      uint32_t n)
+/* What the row steps take: the state and the layer, the batch. */
+struct row_args {
+    struct cpu_state *s;
+    const qwen_layer *L;
+    const qwen_batch *b;
+    uint32_t l;
+    float *out;
+    const float *x, *weight;
+};
+
+/* fn(a, t) for t < n, on the state's threads from ROWS_SHARED rows. */
+static void for_rows(const struct row_args *a, uint32_t n, void (*fn)(const struct row_args *, uint32_t))
 {
-    const qwen_config *c = &s->m->config;
-#pragma omp parallel for schedule(static) num_threads(s->n_threads) if (n >= NORM_ROWS_SHARED)
-    for (uint32_t t = 0; t < n; t++)
-        rmsnorm(out + (uint64_t)t * c->n_embd, x + (uint64_t)t * c->n_embd, weight, c->n_embd,
-                c->rms_eps);
+    if (n < ROWS_SHARED) {
+        for (uint32_t t = 0; t < n; t++) fn(a, t);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(a->s->n_threads)
+    for (uint32_t t = 0; t < n; t++) fn(a, t);
+}
+
+static void norm_row(const struct row_args *a, uint32_t t)
+{
+    const qwen_config *c = &a->s->m->config;
+    rmsnorm(a->out + (uint64_t)t * c->n_embd, a->x + (uint64_t)t * c->n_embd, a->weight, c->n_embd,
+            c->rms_eps);
+}
+
+void cpu_rmsnorm_rows(struct cpu_state *s, float *out, const float *x, const float *weight, uint32_t n)
+{
+    const struct row_args a = {.s = s, .out = out, .x = x, .weight = weight};
+    for_rows(&a, n, norm_row);
 }
 
 void cpu_rope_angles(struct cpu_state *s, const qwen_batch *b)
@@ -271,60 +298,79 @@ void cpu_rope_angles(struct cpu_state *s, const qwen_batch *b)
         qwen_rope_angles(s->rope + (uint64_t)t * c->head_dim, b->pos[t], c->head_dim, c->rope_base);
 }
 
+static void bias_row(const struct row_args *a, uint32_t t)
+{
+    const qwen_config *c = &a->s->m->config;
+    const qwen_layer *L = a->L;
+    float *q = a->s->q + (uint64_t)t * c->n_q, *k = a->s->k + (uint64_t)t * c->n_kv;
+    float *v = a->s->v + (uint64_t)t * c->n_kv;
+    for (uint32_t i = 0; i < c->n_q; i++) q[i] += L->bq[i];
+    for (uint32_t i = 0; i < c->n_kv; i++) {
+        k[i] += L->bk[i];
+        v[i] += L->bv[i];
+    }
+}
+
 void cpu_qkv_bias(struct cpu_state *s, const qwen_layer *L, uint32_t n)
 {
-    const qwen_config *c = &s->m->config;
-    for (uint32_t t = 0; t < n; t++) {
-        float *q = s->q + (uint64_t)t * c->n_q, *k = s->k + (uint64_t)t * c->n_kv;
-        float *v = s->v + (uint64_t)t * c->n_kv;
-        for (uint32_t i = 0; i < c->n_q; i++) q[i] += L->bq[i];
-        for (uint32_t i = 0; i < c->n_kv; i++) {
-            k[i] += L->bk[i];
-            v[i] += L->bv[i];
-        }
-    }
+    const struct row_args a = {.s = s, .L = L};
+    for_rows(&a, n, bias_row);
+}
+
+static void qk_norm_row(const struct row_args *a, uint32_t t)
+{
+    const qwen_config *c = &a->s->m->config;
+    const uint32_t hd = c->head_dim;
+    float *q = a->s->q + (uint64_t)t * c->n_q, *k = a->s->k + (uint64_t)t * c->n_kv;
+    for (uint32_t h = 0; h < c->n_head; h++)
+        rmsnorm(q + (uint64_t)h * hd, q + (uint64_t)h * hd, a->L->q_norm, hd, c->rms_eps);
+    for (uint32_t h = 0; h < c->n_head_kv; h++)
+        rmsnorm(k + (uint64_t)h * hd, k + (uint64_t)h * hd, a->L->k_norm, hd, c->rms_eps);
 }
 
 void cpu_qk_norm(struct cpu_state *s, const qwen_layer *L, uint32_t n)
 {
-    const qwen_config *c = &s->m->config;
-    const uint32_t hd = c->head_dim;
-    for (uint32_t t = 0; t < n; t++) {
-        float *q = s->q + (uint64_t)t * c->n_q, *k = s->k + (uint64_t)t * c->n_kv;
-        for (uint32_t h = 0; h < c->n_head; h++)
-            rmsnorm(q + (uint64_t)h * hd, q + (uint64_t)h * hd, L->q_norm, hd, c->rms_eps);
-        for (uint32_t h = 0; h < c->n_head_kv; h++)
-            rmsnorm(k + (uint64_t)h * hd, k + (uint64_t)h * hd, L->k_norm, hd, c->rms_eps);
-    }
+    const struct row_args a = {.s = s, .L = L};
+    for_rows(&a, n, qk_norm_row);
+}
+
+static void rope_row(const struct row_args *a, uint32_t t)
+{
+    const qwen_config *c = &a->s->m->config;
+    const float *cs = a->s->rope + (uint64_t)t * c->head_dim;
+    rope_apply(a->s->q + (uint64_t)t * c->n_q, c->n_head, c->head_dim, cs);
+    rope_apply(a->s->k + (uint64_t)t * c->n_kv, c->n_head_kv, c->head_dim, cs);
 }
 
 void cpu_rope_qk(struct cpu_state *s, uint32_t n)
 {
-    const qwen_config *c = &s->m->config;
-    for (uint32_t t = 0; t < n; t++) {
-        const float *cs = s->rope + (uint64_t)t * c->head_dim;
-        rope_apply(s->q + (uint64_t)t * c->n_q, c->n_head, c->head_dim, cs);
-        rope_apply(s->k + (uint64_t)t * c->n_kv, c->n_head_kv, c->head_dim, cs);
-    }
+    const struct row_args a = {.s = s};
+    for_rows(&a, n, rope_row);
 }
 
 /* Each head's key and value rows as halves, by the SIMD level's F16
  * conversion (the bits of gguf_fp32_to_fp16(); element by element it took
  * 3 % of a 688-token prompt's time, the other threads waiting). */
+static void store_row(const struct row_args *a, uint32_t t)
+{
+    const struct cpu_state *s = a->s;
+    const qwen_config *c = &s->m->config;
+    const qwen_batch *b = a->b;
+    const float *k = s->k + (uint64_t)t * c->n_kv, *v = s->v + (uint64_t)t * c->n_kv;
+    for (uint32_t h = 0; h < c->n_head_kv; h++) {
+        const uint64_t at = cpu_cache_at(s, a->l, b->seq[t], h) + (uint64_t)b->pos[t] * c->head_dim;
+        int st = gguf_quantize_row(GGUF_T_F16, k + (uint64_t)h * c->head_dim, s->k_cache + at, c->head_dim);
+        if (st == GGUF_OK)
+            st = gguf_quantize_row(GGUF_T_F16, v + (uint64_t)h * c->head_dim, s->v_cache + at, c->head_dim);
+        assert(st == GGUF_OK);
+        (void)st;
+    }
+}
+
 void cpu_store_kv(struct cpu_state *s, uint32_t l, const qwen_batch *b)
 {
-    const qwen_config *c = &s->m->config;
-    for (uint32_t t = 0; t < b->n; t++) {
-        const float *k = s->k + (uint64_t)t * c->n_kv, *v = s->v + (uint64_t)t * c->n_kv;
-        for (uint32_t h = 0; h < c->n_head_kv; h++) {
-            const uint64_t at = cpu_cache_at(s, l, b->seq[t], h) + (uint64_t)b->pos[t] * c->head_dim;
-            int st = gguf_quantize_row(GGUF_T_F16, k + (uint64_t)h * c->head_dim, s->k_cache + at, c->head_dim);
-            if (st == GGUF_OK)
-                st = gguf_quantize_row(GGUF_T_F16, v + (uint64_t)h * c->head_dim, s->v_cache + at, c->head_dim);
-            assert(st == GGUF_OK);
-            (void)st;
-        }
-    }
+    const struct row_args a = {.s = s, .b = b, .l = l};
+    for_rows(&a, b->n, store_row);
 }
 
 /* For each entry t of b and query head h: the softmax-weighted sum of the
@@ -369,7 +415,16 @@ void cpu_swiglu(struct cpu_state *s, uint64_t n)
     }
 }
 
-void cpu_add(float *x, const float *y, uint64_t n)
+static void add_row(const struct row_args *a, uint32_t t)
 {
-    for (uint64_t i = 0; i < n; i++) x[i] += y[i];
+    const uint64_t e = a->s->m->config.n_embd;
+    float *x = a->out + (uint64_t)t * e;
+    const float *y = a->x + (uint64_t)t * e;
+    for (uint64_t i = 0; i < e; i++) x[i] += y[i];
+}
+
+void cpu_add(struct cpu_state *s, float *x, const float *y, uint32_t n)
+{
+    const struct row_args a = {.s = s, .out = x, .x = y};
+    for_rows(&a, n, add_row);
 }
