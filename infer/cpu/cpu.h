@@ -4,13 +4,14 @@
  *
  * Activations of a batch of n tokens are stored token after token: a
  * buffer of shape (w, n) holds n vectors of w floats, token t at t * w.
- * The key/value cache holds, per layer and sequence, n_ctx positions of
- * n_kv F16 values: position p of sequence q in layer l at ((l * n_seq + q)
- * * n_ctx + p) * n_kv.
+ * The key/value cache holds, per layer, sequence and KV head, n_ctx
+ * positions of head_dim F16 values (cpu_cache_at()).
  *
  * Threads (OpenMP): each product splits the rows of its matrices among the
  * threads, attention splits its (token, head) pairs, the feed-forward its
- * elements; the rest is cheap and runs on one thread.
+ * elements, and the steps done token by token their tokens (from
+ * ROWS_SHARED of them, ops.c); the rest (embeddings, RoPE angles, the
+ * gathering of the rows that want logits) runs on one thread.
  */
 #ifndef QWEN_CPU_H
 #define QWEN_CPU_H
@@ -79,7 +80,7 @@ void cpu_decode_step(struct cpu_state *s, const qwen_batch *b, float *logits);
  *
  * The steps done token by token (the norms, biases, RoPE, the cache's
  * stores, the residual additions) share a batch's tokens among the
- * state's threads from 16 of them. */
+ * state's threads from ROWS_SHARED of them. */
 
 /* Most products in one cpu_matmul() call. */
 #define CPU_MAX_PRODUCTS 3
@@ -121,7 +122,7 @@ static inline uint64_t cpu_cache_at(const struct cpu_state *s, uint32_t l, int32
 }
 
 /* k and v of each entry of b into layer l's cache at its sequence and
- * position. */
+ * position (no two entries share both: qwen_decode() checks). */
 void cpu_store_kv(struct cpu_state *s, uint32_t l, const qwen_batch *b);
 
 /* s->ao gets the attention of layer l for each entry of b over the

@@ -257,17 +257,19 @@ static void rope_apply(float *vec, uint32_t n_heads, uint32_t head_dim, const fl
  * us, a few times a decode step's whole bias or RoPE step). */
 #define ROWS_SHARED 16u
 
-/* What the row steps take: the state and the layer, the batch. */
+/* What the row steps take. */
 struct row_args {
     struct cpu_state *s;
-    const qwen_layer *L;
-    const qwen_batch *b;
-    uint32_t l;
-    float *out;
-    const float *x, *weight;
+    const qwen_layer *L; /* the layer (biases, Q/K norms) */
+    const qwen_batch *b; /* the batch (the cache's stores) */
+    uint32_t l;          /* the layer's number (the cache's stores) */
+    float *dst;          /* (n_embd, n) the norms' output, the sum of an addition */
+    const float *src;    /* (n_embd, n) the norms' input, the addend */
+    const float *weight; /* (n_embd) the norm's weight */
 };
 
-/* fn(a, t) for t < n, on the state's threads from ROWS_SHARED rows. */
+/* fn(a, t) for t < n, on the state's threads from ROWS_SHARED rows: fn
+ * writes row (token) t only. */
 static void for_rows(const struct row_args *a, uint32_t n, void (*fn)(const struct row_args *, uint32_t))
 {
     if (n < ROWS_SHARED) {
@@ -281,13 +283,13 @@ static void for_rows(const struct row_args *a, uint32_t n, void (*fn)(const stru
 static void norm_row(const struct row_args *a, uint32_t t)
 {
     const qwen_config *c = &a->s->m->config;
-    rmsnorm(a->out + (uint64_t)t * c->n_embd, a->x + (uint64_t)t * c->n_embd, a->weight, c->n_embd,
+    rmsnorm(a->dst + (uint64_t)t * c->n_embd, a->src + (uint64_t)t * c->n_embd, a->weight, c->n_embd,
             c->rms_eps);
 }
 
 void cpu_rmsnorm_rows(struct cpu_state *s, float *out, const float *x, const float *weight, uint32_t n)
 {
-    const struct row_args a = {.s = s, .out = out, .x = x, .weight = weight};
+    const struct row_args a = {.s = s, .dst = out, .src = x, .weight = weight};
     for_rows(&a, n, norm_row);
 }
 
@@ -349,8 +351,8 @@ void cpu_rope_qk(struct cpu_state *s, uint32_t n)
 }
 
 /* Each head's key and value rows as halves, by the SIMD level's F16
- * conversion (the bits of gguf_fp32_to_fp16(); element by element it took
- * 3 % of a 688-token prompt's time, the other threads waiting). */
+ * conversion (the bits of gguf_fp32_to_fp16(); element by element, on one
+ * thread, the stores had taken 3 % of a 688-token prompt's time). */
 static void store_row(const struct row_args *a, uint32_t t)
 {
     const struct cpu_state *s = a->s;
@@ -418,13 +420,13 @@ void cpu_swiglu(struct cpu_state *s, uint64_t n)
 static void add_row(const struct row_args *a, uint32_t t)
 {
     const uint64_t e = a->s->m->config.n_embd;
-    float *x = a->out + (uint64_t)t * e;
-    const float *y = a->x + (uint64_t)t * e;
+    float *x = a->dst + (uint64_t)t * e;
+    const float *y = a->src + (uint64_t)t * e;
     for (uint64_t i = 0; i < e; i++) x[i] += y[i];
 }
 
 void cpu_add(struct cpu_state *s, float *x, const float *y, uint32_t n)
 {
-    const struct row_args a = {.s = s, .out = x, .x = y};
+    const struct row_args a = {.s = s, .dst = x, .src = y};
     for_rows(&a, n, add_row);
 }
