@@ -76,11 +76,7 @@ cpu_layer_fn cpu_graph_layer(const qwen_arch *a);
  * into logits, in order (graph.c). */
 void cpu_decode_step(struct cpu_state *s, const qwen_batch *b, float *logits);
 
-/* --- building blocks (ops.c) ---
- *
- * The steps done token by token (the norms, biases, RoPE, the cache's
- * stores, the residual additions) share a batch's tokens among the
- * state's threads from ROWS_SHARED of them. */
+/* --- building blocks (ops.c) --- */
 
 /* Most products in one cpu_matmul() call. */
 #define CPU_MAX_PRODUCTS 3
@@ -97,7 +93,8 @@ void cpu_matmul(struct cpu_state *s, const float *in, uint32_t n, const struct c
                 int np);
 
 /* out (n_embd, n) = RMSNorm of each of the n vectors of x with weight. */
-void cpu_rmsnorm_rows(struct cpu_state *s, float *out, const float *x, const float *weight, uint32_t n);
+void cpu_rmsnorm_rows(const struct cpu_state *s, float *out, const float *x, const float *weight,
+                      uint32_t n);
 
 /* s->rope gets the RoPE angles of each entry's position. */
 void cpu_rope_angles(struct cpu_state *s, const qwen_batch *b);
@@ -133,6 +130,6 @@ void cpu_attention(struct cpu_state *s, uint32_t l, const qwen_batch *b);
 void cpu_swiglu(struct cpu_state *s, uint64_t n);
 
 /* x (n_embd, n) += y. */
-void cpu_add(struct cpu_state *s, float *x, const float *y, uint32_t n);
+void cpu_add(const struct cpu_state *s, float *x, const float *y, uint32_t n);
 
 #endif /* QWEN_CPU_H */

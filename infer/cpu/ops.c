@@ -259,7 +259,7 @@ static void rope_apply(float *vec, uint32_t n_heads, uint32_t head_dim, const fl
 
 /* What the row steps take. */
 struct row_args {
-    struct cpu_state *s;
+    const struct cpu_state *s;
     const qwen_layer *L; /* the layer (biases, Q/K norms) */
     const qwen_batch *b; /* the batch (the cache's stores) */
     uint32_t l;          /* the layer's number (the cache's stores) */
@@ -287,7 +287,8 @@ static void norm_row(const struct row_args *a, uint32_t t)
             c->rms_eps);
 }
 
-void cpu_rmsnorm_rows(struct cpu_state *s, float *out, const float *x, const float *weight, uint32_t n)
+void cpu_rmsnorm_rows(const struct cpu_state *s, float *out, const float *x, const float *weight,
+                      uint32_t n)
 {
     const struct row_args a = {.s = s, .dst = out, .src = x, .weight = weight};
     for_rows(&a, n, norm_row);
@@ -425,7 +426,7 @@ static void add_row(const struct row_args *a, uint32_t t)
     for (uint64_t i = 0; i < e; i++) x[i] += y[i];
 }
 
-void cpu_add(struct cpu_state *s, float *x, const float *y, uint32_t n)
+void cpu_add(const struct cpu_state *s, float *x, const float *y, uint32_t n)
 {
     const struct row_args a = {.s = s, .dst = x, .src = y};
     for_rows(&a, n, add_row);
