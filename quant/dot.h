@@ -209,6 +209,20 @@ static inline int gq_ilk_pos(uint32_t wtype, int j)
     return 4 + 3 * (8 * (j / 16) + j % 8) + j % 16 / 8;
 }
 
+#ifdef GQ_HAVE_AVX2
+/* The types with products on interleaved rows at the avx2 level (and at
+ * avx512 on a CPU without VNNI). */
+static inline int gq_il_avx2_type(uint32_t wtype)
+{
+    return wtype == GGUF_T_Q4_K;
+}
+/* Their products on interleaved rows below `whole`, any number of
+ * columns (matmul-x86.c, AVX2); the bits of the same products on plain
+ * rows. */
+GQ_HIDDEN void gq_matmul_il_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
+                                 int64_t nrows, const void *act, size_t act_stride, int64_t ncols, float *out,
+                                 size_t out_stride);
+#endif
 #ifdef GQ_HAVE_AVX512
 /* Q4_K, Q5_K and Q6_K products on interleaved rows below `whole` (VNNI),
  * any number of columns (matmul-x86.c; on packed activations they would

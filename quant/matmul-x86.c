@@ -333,6 +333,200 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
 }
 #endif
 
+#ifndef __AVX512VNNI__
+/* ------------------------------------------------------------------------ */
+/* Q4_K on interleaved rows (dot.h), AVX2                                    */
+
+/* A chunk's 64-byte vectors hold sixteen rows, a row a 32-bit lane: the
+ * first 32 bytes of each rows 0-7, the last 32 rows 8-15, each half
+ * taken in its turn by 256-bit vectors.  A quad of weights (a byte's two
+ * nibbles: four elements of one sub-block, four of the next) times four
+ * activations broadcast is vpmaddubsw, then vpmaddwd with the sub-block's
+ * scale as an int16 pair, which adds the pair and scales it at once: the
+ * sub-block sums come out scaled, row by row in the lanes, exact; then
+ * the block's float step per lane, k_block_step() and k_block_step_mins()
+ * with each row's d and dmin: the scalar bits, with no folding. */
+#define IL2_FEW 4                 /* columns a pass over the chunks takes */
+#define IL2_ACT_BYTES (256 << 10) /* inputs taken at a time by products of more (the L2 cache) */
+
+/* A vpshufb control taking bytes j0 and j1 of each dword as the int16
+ * pair (byte j0, byte j1), zero-extended. */
+static inline __m256i il2_pair_sel(int j0, int j1)
+{
+    uint32_t ctl[4];
+    for (int k = 0; k < 4; k++)
+        ctl[k] = (uint32_t)(4 * k + j0) | 0x8000u | (uint32_t)(4 * k + j1) << 16 | 0x80000000u;
+    return _mm256_broadcastsi128_si256(_mm_setr_epi32((int)ctl[0], (int)ctl[1], (int)ctl[2], (int)ctl[3]));
+}
+
+/* Quad t (elements 4t .. 4t + 3) of a in every lane. */
+static inline __m256i il2_quad(const struct gq_block_q8_k *a, int t)
+{
+    int32_t v;
+    memcpy(&v, a->qs + 4 * t, 4);
+    return _mm256_set1_epi32(v);
+}
+
+/* Half h (rows 8h .. 8h + 7) of the Q4_K chunk c times the nc columns'
+ * blocks a[], added to acc[]: pr[k] holds column k's 32-sums of the
+ * sub-blocks as int16 pairs, sub-blocks 2p and 2p + 1 in dword p of
+ * lane p / 2 (vphaddw of its 16-sums). */
+static inline __attribute__((always_inline)) void
+il2_half_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const __m256i *pr, const int nc,
+              __m256 *acc)
+{
+    const __m256i low = _mm256_set1_epi8(0x0f), six = _mm256_set1_epi8(0x3f), m30 = _mm256_set1_epi8(0x30);
+    /* word 0: d (low half) and dmin of each row; the two sets apart */
+    const __m256i w0 = _mm256_permute4x64_epi64(
+        _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)c),
+                            _mm256_broadcastsi128_si256(_mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15))),
+        _MM_SHUFFLE(3, 1, 2, 0));
+    const __m256 d = _mm256_cvtph_ps(_mm256_castsi256_si128(w0));
+    const __m256 dmin = _mm256_cvtph_ps(_mm256_extracti128_si256(w0, 1));
+    /* the 6-bit scales and mins of sub-blocks 0-3 and 4-7, a byte each */
+    const __m256i A = _mm256_loadu_si256((const __m256i *)(c + 64));
+    const __m256i B = _mm256_loadu_si256((const __m256i *)(c + 128));
+    const __m256i C = _mm256_loadu_si256((const __m256i *)(c + 192));
+    const __m256i sc03 = _mm256_and_si256(A, six), mn03 = _mm256_and_si256(B, six);
+    const __m256i sc47 = _mm256_or_si256(_mm256_and_si256(C, low), _mm256_and_si256(_mm256_srli_epi16(A, 2), m30));
+    const __m256i mn47 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(C, 4), low),
+                                         _mm256_and_si256(_mm256_srli_epi16(B, 2), m30));
+    /* one column: the quads unpacked as they are taken; more: unpacked
+     * once into nib (in the L1 cache), then each column's sums in turn,
+     * few enough to stay in registers */
+    __m256i nib[nc > 1 ? 64 : 1] __attribute__((aligned(32)));
+    if (nc > 1)
+        UNROLL
+        for (int t = 0; t < 32; t++) {
+            const __m256i x = _mm256_loadu_si256((const __m256i *)(c + 64 * (4 + t)));
+            nib[2 * t] = _mm256_and_si256(x, low);
+            nib[2 * t + 1] = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
+        }
+    __m256i isum[IL2_FEW], imin[IL2_FEW];
+    UNROLL
+    for (int k = 0; k < nc; k++) {
+        isum[k] = imin[k] = _mm256_setzero_si256();
+        UNROLL
+        for (int p = 0; p < 4; p++) {
+            const __m256i sc = p < 2 ? sc03 : sc47, mn = p < 2 ? mn03 : mn47;
+            const int j0 = 2 * p % 4, j1 = j0 + 1;
+            /* the sub-blocks' pair sums in int16 (8 quads of products of at
+             * most 2 * 15 * 128 each: below 2^15), then scaled */
+            __m256i slo = _mm256_setzero_si256(), shi = _mm256_setzero_si256();
+            UNROLL
+            for (int q = 0; q < 8; q++) {
+                /* qs bytes 32p + 4q ..: elements 64p + 4q .. (low nibbles,
+                 * sub-block 2p) and 32 further (high, 2p + 1) */
+                __m256i lo, hi;
+                if (nc > 1) {
+                    lo = nib[2 * (8 * p + q)];
+                    hi = nib[2 * (8 * p + q) + 1];
+                } else {
+                    const __m256i x = _mm256_loadu_si256((const __m256i *)(c + 64 * (4 + 8 * p + q)));
+                    lo = _mm256_and_si256(x, low);
+                    hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
+                }
+                slo = _mm256_add_epi16(slo, _mm256_maddubs_epi16(lo, il2_quad(a[k], 16 * p + q)));
+                shi = _mm256_add_epi16(shi, _mm256_maddubs_epi16(hi, il2_quad(a[k], 16 * p + 8 + q)));
+                __asm__("" : "+x"(slo), "+x"(shi)); /* chains in registers (keep_chain()) */
+            }
+            const __m256i s0 = _mm256_shuffle_epi8(sc, il2_pair_sel(j0, j0));
+            const __m256i s1 = _mm256_shuffle_epi8(sc, il2_pair_sel(j1, j1));
+            isum[k] = _mm256_add_epi32(isum[k], _mm256_add_epi32(_mm256_madd_epi16(slo, s0), _mm256_madd_epi16(shi, s1)));
+            /* the two sub-blocks' mins as an int16 pair, times their 32-sums */
+            const __m256i m = _mm256_shuffle_epi8(mn, il2_pair_sel(j0, j1));
+            imin[k] = _mm256_add_epi32(
+                imin[k], _mm256_madd_epi16(m, _mm256_permutevar8x32_epi32(pr[k], _mm256_set1_epi32(p / 2 * 4 + p % 2))));
+        }
+    }
+    UNROLL
+    for (int k = 0; k < nc; k++) {
+        const __m256 ad = _mm256_set1_ps(a[k]->d);
+        acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(_mm256_mul_ps(d, ad), _mm256_cvtepi32_ps(isum[k])));
+        acc[k] = _mm256_sub_ps(acc[k], _mm256_mul_ps(_mm256_mul_ps(dmin, ad), _mm256_cvtepi32_ps(imin[k])));
+    }
+}
+
+/* Rows 0 .. 16 * groups - 1 (interleaved) times nc <= IL2_FEW columns
+ * from column c0 (column c at act + c * act_stride).  The chunks are read
+ * in order, one stream: each chunk's bytes IL2_AHEAD further on are
+ * prefetched as it is taken, up to the end of these rows. */
+#define IL2_AHEAD 12288
+static inline __attribute__((always_inline)) void
+il2_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
+            int64_t c0, float *out, size_t out_stride, const int nc)
+{
+    const size_t bb = sizeof(struct gq_block_q4_k);
+    const uint8_t *end = w + (size_t)groups * GQ_IL16_ROWS * w_stride;
+    for (int64_t g = 0; g < groups; g++) {
+        const uint8_t *c = gq_il_chunk(w, w_stride, g, 0, bb);
+        __m256 acc[2][IL2_FEW];
+        UNROLL
+        for (int k = 0; k < nc; k++) acc[0][k] = acc[1][k] = _mm256_setzero_ps();
+        for (int i = 0; i < nb; i++, c += GQ_IL16_ROWS * bb) {
+            const uint8_t *pf = c + IL2_AHEAD, *pf_end = pf + GQ_IL16_ROWS * bb < end ? pf + GQ_IL16_ROWS * bb : end;
+            for (; pf < pf_end; pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T0);
+            const struct gq_block_q8_k *a[IL2_FEW];
+            __m256i pr[IL2_FEW];
+            UNROLL
+            for (int k = 0; k < nc; k++) {
+                a[k] = (const struct gq_block_q8_k *)(act + (size_t)(c0 + k) * act_stride) + i;
+                const __m256i bs = _mm256_loadu_si256((const __m256i *)a[k]->bsums);
+                pr[k] = _mm256_hadd_epi16(bs, bs);
+            }
+            il2_half_q4_k(c, a, pr, nc, acc[0]);
+            il2_half_q4_k(c + 32, a, pr, nc, acc[1]);
+        }
+        UNROLL
+        for (int k = 0; k < nc; k++)
+            for (int h = 0; h < 2; h++)
+                _mm256_storeu_ps(out + (size_t)(c0 + k) * out_stride + (size_t)g * GQ_IL16_ROWS + 8 * h, acc[h][k]);
+    }
+}
+
+static inline __attribute__((always_inline)) void
+il2_cols(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
+         int64_t c0, int64_t nc, float *out, size_t out_stride)
+{
+    switch (nc) {
+    case 1: il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 1); break;
+    case 2: il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 2); break;
+    case 3: il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 3); break;
+    default: il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 4); break;
+    }
+}
+
+/* The product: the groups below whole, IL2_FEW columns a pass over them,
+ * then the rows past them, plain (k4_tile()).  Of more than IL2_FEW
+ * columns, each group's rows (in the cache after the first pass) times
+ * a run of the columns whose input fits IL2_ACT_BYTES. */
+void gq_matmul_il_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                       const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+{
+    (void)wtype; /* Q4_K: gq_il_avx2_type() */
+    const int nb = (int)(k / GQ_QK_K);
+    const int64_t groups = whole / GQ_IL16_ROWS;
+    const uint8_t *wb = w, *ab = act;
+    if (ncols <= IL2_FEW) {
+        if (ncols > 0) il2_cols(wb, w_stride, groups, nb, ab, act_stride, 0, ncols, out, out_stride);
+    } else {
+        const int64_t run = IL2_ACT_BYTES / ((int64_t)nb * (int64_t)sizeof(struct gq_block_q8_k)) / IL2_FEW * IL2_FEW;
+        const int64_t cr = run > IL2_FEW ? run : IL2_FEW;
+        for (int64_t c0 = 0; c0 < ncols; c0 += cr) {
+            const int64_t end = ncols < c0 + cr ? ncols : c0 + cr;
+            for (int64_t g = 0; g < groups; g++)
+                for (int64_t c = c0; c < end; c += IL2_FEW)
+                    il2_cols(wb + (size_t)g * GQ_IL16_ROWS * w_stride, w_stride, 1, nb, ab, act_stride, c,
+                             end - c < IL2_FEW ? end - c : IL2_FEW, out + (size_t)g * GQ_IL16_ROWS, out_stride);
+        }
+    }
+    for (int64_t r = whole; r < nrows; r++)
+        for (int64_t c = 0; c < ncols; c++)
+            k4_tile(nb, wb + (size_t)r * w_stride, ab + (size_t)c * act_stride, 0, 1, out + (size_t)c * out_stride + r,
+                    0, 0);
+}
+#endif
+
 #ifdef __AVX512VNNI__
 /* ------------------------------------------------------------------------ */
 /* Q4_K, Q5_K, Q6_K with 512-bit products                                  */

@@ -192,20 +192,31 @@ int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, int64_t n
 
 /* --- interleaved rows --- */
 
-/* gguf_matmul_il_rows() at `level`. */
-static int il_rows_at(int level, uint32_t wtype)
+/* Whether the VNNI kernels take the interleaved rows at `level`. */
+static int il_vnni_at(int level)
 {
 #ifdef GQ_HAVE_AVX512
-    /* the amx level's CPUs have VNNI, which the products take when the
-     * tiles do not pay */
-    if ((gq_ilk_type(wtype) || gq_il32_type(wtype)) && level >= GGUF_SIMD_AVX512 &&
-        __builtin_cpu_supports("avx512vnni"))
-        return GQ_IL16_ROWS;
+    return level >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
+#else
+    (void)level;
+    return 0;
+#endif
+}
+
+/* gguf_matmul_il_rows() at `level`: the VNNI kernels' types (the amx
+ * level's CPUs have VNNI, which the products take when the tiles do not
+ * pay), else the AVX2 kernels'. */
+static int il_rows_at(int level, uint32_t wtype)
+{
+    if ((gq_ilk_type(wtype) || gq_il32_type(wtype)) && il_vnni_at(level)) return GQ_IL16_ROWS;
+#ifdef GQ_HAVE_AVX2
+    if (gq_il_avx2_type(wtype) && level >= GGUF_SIMD_AVX2) return GQ_IL16_ROWS;
 #endif
     (void)level;
     (void)wtype;
     return 0;
 }
+
 
 int gguf_matmul_il_rows(uint32_t wtype)
 {
@@ -289,13 +300,20 @@ int gguf_matmul_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows
     if (!gguf_matmul_il_rows(wtype)) return GGUF_E_UNSUPPORTED;
     if (!w || !act || !out || k <= 0 || k % il_block_elems(wtype) || k > INT32_MAX || nrows < 0 || ncols < 0)
         return GGUF_E_INVALID;
-#ifdef GQ_HAVE_AVX512
     const int64_t whole = nrows - nrows % GQ_IL16_ROWS;
-    if (!gq_il32_type(wtype))
-        gq_matmul_il(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
-    else
-        gq_columns_il32(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
+#ifdef GQ_HAVE_AVX512
+    if (il_vnni_at(gguf_simd_get())) {
+        if (!gq_il32_type(wtype))
+            gq_matmul_il(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
+        else
+            gq_columns_il32(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
+        return GGUF_OK;
+    }
 #endif
+#ifdef GQ_HAVE_AVX2
+    gq_matmul_il_avx2(wtype, whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
+#endif
+    (void)whole;
     return GGUF_OK;
 }
 
