@@ -199,11 +199,12 @@ GGUF_API int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, 
  * folded across the lanes of a vector.  Rows in groups of sixteen whose
  * blocks lie together read as one stream, and laid out with a row to a
  * 32-bit lane, their sums need no folding and their scales come in one
- * load.  At the avx512 and amx levels on a CPU with VNNI:
+ * load.  At the avx512 and amx levels on a CPU with VNNI, and for Q4_K
+ * at the avx2 level (and at avx512 on a CPU without VNNI):
  *
  *   gguf_matmul_il_rows(wtype): 16, the rows of a group, for Q4_K, Q5_K,
- *     Q6_K, Q4_0, Q5_0 and Q8_0 where the SIMD path in use has products
- *     on interleaved rows, else 0.  A group holds the blocks i of its
+ *     Q6_K, Q4_0, Q5_0 and Q8_0 (with VNNI; Q4_K without) where the SIMD
+ *     path in use has products on interleaved rows, else 0.  A group holds the blocks i of its
  *     rows together, in a layout of this library's own.
  *   gguf_interleave_rows(): copies nrows rows of k elements from src
  *     (plain, row after row) to dst (as many bytes, not overlapping src):
