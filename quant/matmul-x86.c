@@ -394,7 +394,7 @@ il2_half_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const __m2
     /* one column: the quads unpacked as they are taken; more: unpacked
      * once into nib (in the L1 cache), then each column's sums in turn,
      * few enough to stay in registers */
-    __m256i nib[nc > 1 ? 64 : 1] __attribute__((aligned(32)));
+    __m256i nib[64]; /* (nc > 1) */
     if (nc > 1)
         UNROLL
         for (int t = 0; t < 32; t++) {
