@@ -341,11 +341,15 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
  * first 32 bytes of each rows 0-7, the last 32 rows 8-15, each half
  * taken in its turn by 256-bit vectors.  A quad of weights (a byte's two
  * nibbles: four elements of one sub-block, four of the next) times four
- * activations broadcast is vpmaddubsw, then vpmaddwd with the sub-block's
- * scale as an int16 pair, which adds the pair and scales it at once: the
- * sub-block sums come out scaled, row by row in the lanes, exact; then
- * the block's float step per lane, k_block_step() and k_block_step_mins()
- * with each row's d and dmin: the scalar bits, with no folding. */
+ * activations broadcast is vpmaddubsw; a sub-block's eight such are
+ * summed in int16, then vpmaddwd with its scale as an int16 pair adds
+ * each pair and scales it at once: the sub-block sums come out scaled,
+ * row by row in the lanes, exact; then the block's float step per lane,
+ * k_block_step() and k_block_step_mins() with each row's d and dmin: the
+ * scalar bits, with no folding.  (gq_matmul_il_avx2() writes the VNNI
+ * level's il_column_run() again: with that function shared, gcc laid out
+ * the inlined many-column forms otherwise, and the real 1.5B's prompts
+ * went 73 -> 53 tok/s; their speed moves with such small changes.) */
 #define IL2_FEW 4                 /* columns a pass over the chunks takes */
 #define IL2_ACT_BYTES (256 << 10) /* inputs taken at a time by products of more (the L2 cache) */
 
