@@ -21,54 +21,50 @@
 #include "quant/x86.h"
 
 /* ------------------------------------------------------------------------ */
-/* Legacy weights: scaled block sums accumulated per float lane: each      */
-/* block's integer sums times d_w, then times d_a and added in one fused    */
-/* multiply-add, the same steps as legacy_tile() of matmul-x86.c, so that   */
-/* a one-column product gives the bits of a column of a wider one.          */
+/* Q4_0, Q5_0, Q8_0: each block's whole integer sum, then its float steps   */
+/* (legacy_block_step(), x86.h): the bits of the matrix products of every   */
+/* level, on plain and on interleaved rows.                                 */
 
 static float dot_q4_0(int n, const void *vw, const void *va)
 {
     const struct gq_block_q4_0 *w = vw;
     const struct gq_block_q8_0 *a = va;
-    __m256 acc = _mm256_setzero_ps();
+    float sum = 0.0f;
     for (int i = 0; i < n / GQ_QK; i++, w++, a++) {
         const __m256i x = _mm256_sub_epi8(unpack_nibbles32(w->qs), _mm256_set1_epi8(8));
         const __m256i y = _mm256_loadu_si256((const __m256i *)a->qs);
-        const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_i8(x, y)), _mm256_set1_ps(h2f(w->d)));
-        acc = _mm256_fmadd_ps(t, _mm256_set1_ps(h2f(a->d)), acc);
+        sum = legacy_block_step(sum, hsum_i32(dot_i8(x, y)), h2f(w->d), h2f(a->d));
     }
-    return hsum_f32(acc);
+    return sum;
 }
 
 static float dot_q5_0(int n, const void *vw, const void *va)
 {
     const struct gq_block_q5_0 *w = vw;
     const struct gq_block_q8_0 *a = va;
-    __m256 acc = _mm256_setzero_ps();
+    float sum = 0.0f;
     for (int i = 0; i < n / GQ_QK; i++, w++, a++) {
         /* q - 16 as a byte: the nibble, with 0xf0 added where bit 4 is 0 */
         const __m256i no_high = _mm256_andnot_si256(bits_to_bytes(load_u32(w->qh)),
                                                     _mm256_set1_epi8((char)0xf0));
         const __m256i x = _mm256_or_si256(unpack_nibbles32(w->qs), no_high);
         const __m256i y = _mm256_loadu_si256((const __m256i *)a->qs);
-        const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_i8(x, y)), _mm256_set1_ps(h2f(w->d)));
-        acc = _mm256_fmadd_ps(t, _mm256_set1_ps(h2f(a->d)), acc);
+        sum = legacy_block_step(sum, hsum_i32(dot_i8(x, y)), h2f(w->d), h2f(a->d));
     }
-    return hsum_f32(acc);
+    return sum;
 }
 
 static float dot_q8_0(int n, const void *vw, const void *va)
 {
     const struct gq_block_q8_0 *w = vw;
     const struct gq_block_q8_0 *a = va;
-    __m256 acc = _mm256_setzero_ps();
+    float sum = 0.0f;
     for (int i = 0; i < n / GQ_QK; i++, w++, a++) {
         const __m256i x = _mm256_loadu_si256((const __m256i *)w->qs);
         const __m256i y = _mm256_loadu_si256((const __m256i *)a->qs);
-        const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_i8(x, y)), _mm256_set1_ps(h2f(w->d)));
-        acc = _mm256_fmadd_ps(t, _mm256_set1_ps(h2f(a->d)), acc);
+        sum = legacy_block_step(sum, hsum_i32(dot_i8(x, y)), h2f(w->d), h2f(a->d));
     }
-    return hsum_f32(acc);
+    return sum;
 }
 
 /* Q4_1 and Q5_1 (with_high): the d terms per float lane, the m * s terms

@@ -115,16 +115,6 @@ static inline __m256 acc_with_mins(__m256 acc, __m256i isum, __m256i bsums, __m2
     return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mins), _mm256_set1_ps(mscale), acc);
 }
 
-/* The sum of the 8 int32 lanes of v (exact: the block sums are far below
- * 2^31). */
-static inline int32_t hsum_i32(__m256i v)
-{
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
-}
-
 /* One block of a Q4_K/Q5_K/Q6_K product, added to a column's sum as the
  * scalar kernels of dot.c add it: the integer sums isum (in lanes) and
  * imin (the activations' 16-sums bsums times the mins mn16) are totalled
@@ -504,10 +494,9 @@ il2_cols(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_
  * then the rows past them, plain (k4_tile()).  Of more than IL2_FEW
  * columns, each group's rows (in the cache after the first pass) times
  * a run of the columns whose input fits IL2_ACT_BYTES. */
-void gq_matmul_il_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
-                       const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+static void il2_q4_k(int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
+                     size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
-    (void)wtype; /* Q4_K: gq_il_avx2_type() */
     const int nb = (int)(k / GQ_QK_K);
     const int64_t groups = whole / GQ_IL16_ROWS;
     const uint8_t *wb = w, *ab = act;
@@ -1425,13 +1414,14 @@ static inline __m256i dot_u8s8(__m256i u, __m256i v)
  * floats, or, with da NULL, read from the blocks themselves.
  *
  * Each column's sum is taken exactly as the dot kernels of dot-avx2.c
- * take it (the block's integer sums in 8 lanes, times d_w, then times d_a
- * and added in one fused multiply-add, lane by lane, block after block;
- * the offset terms in one float; the lanes added at the end), whatever
- * the number of columns: a product of one column, which gguf_matmul() gives to the dot
- * kernel, and each column of a wider one have the same bits.  So a
- * sequence decoded alone and the same sequence in a batch of many get the
- * same logits. */
+ * take it, whatever the number of columns: without an offset, each
+ * block's whole integer sum, then legacy_block_step(); with one, the
+ * block's integer sums in 8 lanes, times d_w, then times d_a and added in
+ * one fused multiply-add, lane by lane, block after block, the offset
+ * terms in one float, the lanes added at the end.  A product of one
+ * column, which gguf_matmul() gives to the dot kernel, and each column of
+ * a wider one have the same bits.  So a sequence decoded alone and the
+ * same sequence in a batch of many get the same logits. */
 static inline __attribute__((always_inline)) void
 legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const int with_min, int nb,
             const uint8_t *row, const uint8_t *act, size_t act_stride, const float *da,
@@ -1439,7 +1429,7 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
 {
     const size_t act_bytes = ACT_BYTES(with_min), qs_at = with_min ? 4 : 2;
     __m256 acc[MAX_TILE];
-    float msum[MAX_TILE];
+    float msum[MAX_TILE]; /* with_min: the offset terms; else the sums */
     UNROLL
     for (int c = 0; c < C; c++) {
         acc[c] = _mm256_setzero_ps();
@@ -1468,14 +1458,18 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
                     sc = _cvtsh_ss(h);
                 }
             }
+            if (!with_min) {
+                msum[c] = legacy_block_step(msum[c], hsum_i32(dot_u8s8(ax, sy)), d, dc);
+                continue;
+            }
             const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_u8s8(ax, sy)), dw);
             acc[c] = _mm256_fmadd_ps(t, _mm256_set1_ps(dc), acc[c]);
-            if (with_min) msum[c] += m * sc;
+            msum[c] += m * sc;
         }
     }
     UNROLL
     for (int c = 0; c < C; c++)
-        out[(size_t)c * out_stride] = with_min ? hsum_f32(acc[c]) + msum[c] : hsum_f32(acc[c]);
+        out[(size_t)c * out_stride] = with_min ? hsum_f32(acc[c]) + msum[c] : msum[c];
 }
 
 /* Most blocks in a row of a legacy product whose activation scales are
@@ -1546,6 +1540,26 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
 #else
 #define LEGACY_REST_CASES(WEIGHTS, WITH_MIN, DA, SA)
 #endif
+
+/* The activations' part of the products of Q4_0, Q5_0 and Q8_0 on
+ * interleaved rows (both levels), taken IL32_BLOCKS blocks at a time. */
+#define IL32_BLOCKS 512
+
+/* bias[i] = -o times the sum of the activations of block i0 + i, da[i]
+ * their scale, for n blocks. */
+static void il32_act(const struct gq_block_q8_0 *a, int64_t i0, int n, int log2_off, int32_t *bias, float *da)
+{
+    for (int i = 0; i < n; i++) {
+        const struct gq_block_q8_0 *b = a + i0 + i;
+        /* y + 128 as unsigned bytes, summed in four 64-bit lanes */
+        const __m256i y = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)b->qs), _mm256_set1_epi8((char)0x80));
+        const __m256i s4 = _mm256_sad_epu8(y, _mm256_setzero_si256());
+        const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
+        const int32_t sum = (int32_t)(_mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1)) - 32 * 128;
+        bias[i] = -(int32_t)((uint32_t)sum << log2_off);
+        da[i] = h2f(b->d);
+    }
+}
 
 #ifdef __AVX512VNNI__
 /* One-column products of Q4_0, Q5_0 and Q8_0 (the steps of tiles32.c).
@@ -1671,24 +1685,6 @@ DEFINE_COLUMN_WHOLE(q8_0, legacy_pair_q8_0, 7, struct gq_block_q8_0)
  * vpdpbusd a column, from -o times the sum of its block's activations
  * (taken for IL32_BLOCKS blocks at a time); then the float steps of
  * whole_rows16(), with the same integer sums, so the same bits. */
-#define IL32_BLOCKS 512
-
-/* bias[i] = -o times the sum of the activations of block i0 + i, da[i]
- * their scale, for n blocks. */
-static void il32_act(const struct gq_block_q8_0 *a, int64_t i0, int n, int log2_off, int32_t *bias, float *da)
-{
-    for (int i = 0; i < n; i++) {
-        const struct gq_block_q8_0 *b = a + i0 + i;
-        /* y + 128 as unsigned bytes, summed in four 64-bit lanes */
-        const __m256i y = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)b->qs), _mm256_set1_epi8((char)0x80));
-        const __m256i s4 = _mm256_sad_epu8(y, _mm256_setzero_si256());
-        const __m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s4), _mm256_extracti128_si256(s4, 1));
-        const int32_t sum = (int32_t)(_mm_cvtsi128_si64(s2) + _mm_extract_epi64(s2, 1)) - 32 * 128;
-        bias[i] = -(int32_t)((uint32_t)sum << log2_off);
-        da[i] = h2f(b->d);
-    }
-}
-
 static inline __attribute__((always_inline)) void
 il32_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
              float *out, size_t out_stride, const int nc, const int type)
@@ -1863,6 +1859,192 @@ DEFINE_GEMM_LEGACY(gemm_q8_0, q8_0_weights, struct gq_block_q8_0, 0)
 #endif
 DEFINE_GEMM_LEGACY(gemm_q4_1, q4_1_weights, struct gq_block_q4_1, 1)
 DEFINE_GEMM_LEGACY(gemm_q5_1, q5_1_weights, struct gq_block_q5_1, 1)
+
+#ifndef __AVX512VNNI__
+/* ------------------------------------------------------------------------ */
+/* Q4_0, Q5_0 and Q8_0 on interleaved rows (gq_il32_type(), dot.h), AVX2    */
+
+/* The chunks of the VNNI level, a half (rows 8h .. 8h + 7, the first or
+ * last 32 bytes of each 64-byte vector) at a time, a row to a 32-bit
+ * lane: quad t of the weights times four activations broadcast is
+ * vpmaddubsw.  Q4_0 and Q5_0 go in as unsigned bytes q + o (o = 8, 16),
+ * their eight (Q4_0) or four (Q5_0) pair sums added in int16 (at most 8 x
+ * 2 x 15 x 128, 4 x 2 x 31 x 128: below 2^15), then vpmaddwd by ones and
+ * -o times the activations' sum (il32_act()); Q8_0 as |q| times the
+ * activations with q's sign (dot_i8(), x86.h), a vpmaddwd each.  Each lane
+ * then holds a row's whole block sum, and the float steps are those of
+ * legacy_block_step(), lane by lane: the bits of the plain rows' products
+ * (and of the VNNI level's). */
+
+#define IL2L_GROUPS 16 /* groups a pass of more than IL2_FEW columns takes */
+
+/* Quad t (bytes 4t .. 4t + 3) of the 32 activations y in every lane. */
+static inline __m256i il2l_quad(const uint8_t *y, int t)
+{
+    return _mm256_set1_epi32((int)load_u32(y + 4 * t));
+}
+
+/* Half h of a chunk c's weights: u[t] lane r = elements 4t .. 4t + 3 of
+ * row 8h + r, as q + o (Q4_0, Q5_0) or as q (Q8_0). */
+static inline __attribute__((always_inline)) void il2l_weights(const uint8_t *c, int h, __m256i u[8], const int type)
+{
+    if (type == GGUF_T_Q8_0) {
+        UNROLL
+        for (int t = 0; t < 8; t++)
+            u[t] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(c + 32 + 64 * t + 32 * h)),
+                                    _mm256_set1_epi8((char)0x80));
+        return;
+    }
+    const uint8_t *q = c + (type == GGUF_T_Q5_0 ? 96 : 32) + 32 * h;
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    UNROLL
+    for (int j = 0; j < 4; j++) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(q + 64 * j));
+        u[j] = _mm256_and_si256(x, low);
+        u[j + 4] = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
+    }
+    if (type != GGUF_T_Q5_0) return;
+    /* mask t's 32 bits of this half (bit b: the fifth bit of byte b of
+     * u[t]), byte b >> 3 spread to byte b, then its bit b & 7 */
+    const __m256i spread = _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303);
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    UNROLL
+    for (int t = 0; t < 8; t++) {
+        const __m256i m = _mm256_shuffle_epi8(_mm256_set1_epi32((int)load_u32(c + 32 + 8 * t + 4 * h)), spread);
+        const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(m, bit), bit);
+        u[t] = _mm256_or_si256(u[t], _mm256_and_si256(set, _mm256_set1_epi8(16)));
+    }
+}
+
+/* The eight rows' block sums of u (il2l_weights()) with the activations y;
+ * bias: -o times their sum (Q4_0, Q5_0). */
+static inline __attribute__((always_inline)) __m256i il2l_sums(const __m256i u[8], const uint8_t *y, int32_t bias,
+                                                               const int type)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    if (type == GGUF_T_Q8_0) {
+        __m256i s = _mm256_setzero_si256();
+        UNROLL
+        for (int t = 0; t < 8; t++) s = _mm256_add_epi32(s, dot_i8(u[t], il2l_quad(y, t)));
+        return s;
+    }
+    __m256i p[2];
+    UNROLL
+    for (int k = 0; k < 2; k++) {
+        p[k] = _mm256_maddubs_epi16(u[4 * k], il2l_quad(y, 4 * k));
+        UNROLL
+        for (int t = 4 * k + 1; t < 4 * k + 4; t++) p[k] = _mm256_add_epi16(p[k], _mm256_maddubs_epi16(u[t], il2l_quad(y, t)));
+    }
+    if (type == GGUF_T_Q4_0)
+        return _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(p[0], p[1]), ones), _mm256_set1_epi32(bias));
+    return _mm256_add_epi32(_mm256_add_epi32(_mm256_madd_epi16(p[0], ones), _mm256_madd_epi16(p[1], ones)),
+                            _mm256_set1_epi32(bias));
+}
+
+/* Rows 0 .. 16 * groups - 1 (interleaved) times nc <= IL2_FEW columns, the
+ * blocks IL32_BLOCKS at a time (il32_act() of each column), the chunks
+ * read in order with their bytes IL2_AHEAD further on prefetched, up to
+ * the end of these rows; each half's weights unpacked once for all the
+ * columns. */
+static inline __attribute__((always_inline)) void
+il2l_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
+             float *out, size_t out_stride, const int nc, const int type)
+{
+    const size_t bb = type == GGUF_T_Q4_0 ? sizeof(struct gq_block_q4_0)
+                      : type == GGUF_T_Q5_0 ? sizeof(struct gq_block_q5_0)
+                                            : sizeof(struct gq_block_q8_0);
+    const uint8_t *end = w + (size_t)groups * GQ_IL16_ROWS * w_stride;
+    int32_t bias[IL2_FEW][IL32_BLOCKS];
+    float da[IL2_FEW][IL32_BLOCKS];
+    for (int i0 = 0; i0 < nb; i0 += IL32_BLOCKS) {
+        const int n = nb - i0 < IL32_BLOCKS ? nb - i0 : IL32_BLOCKS;
+        for (int k = 0; k < nc; k++)
+            il32_act((const struct gq_block_q8_0 *)(act + (size_t)k * act_stride), i0, n, il32_log2_offset(type),
+                     bias[k], da[k]);
+        for (int64_t g = 0; g < groups; g++) {
+            const uint8_t *c = gq_il_chunk(w, w_stride, g, i0, bb);
+            float *o = out + (size_t)g * GQ_IL16_ROWS;
+            __m256 acc[2][IL2_FEW];
+            UNROLL
+            for (int k = 0; k < nc; k++)
+                for (int h = 0; h < 2; h++)
+                    acc[h][k] = i0 ? _mm256_loadu_ps(o + (size_t)k * out_stride + 8 * h) : _mm256_setzero_ps();
+            for (int i = 0; i < n; i++, c += GQ_IL16_ROWS * bb) {
+                const uint8_t *pf = c + IL2_AHEAD, *pf_end = pf + GQ_IL16_ROWS * bb < end ? pf + GQ_IL16_ROWS * bb : end;
+                for (; pf < pf_end; pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T0);
+                UNROLL
+                for (int h = 0; h < 2; h++) {
+                    const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(c + 16 * h)));
+                    __m256i u[8];
+                    il2l_weights(c, h, u, type);
+                    UNROLL
+                    for (int k = 0; k < nc; k++) {
+                        const uint8_t *y = (const uint8_t *)((const struct gq_block_q8_0 *)(act + (size_t)k * act_stride) + i0 + i)->qs;
+                        const __m256i s = il2l_sums(u, y, bias[k][i], type);
+                        const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(s), dw);
+                        acc[h][k] = _mm256_fmadd_ps(t, _mm256_set1_ps(da[k][i]), acc[h][k]);
+                    }
+                }
+            }
+            UNROLL
+            for (int k = 0; k < nc; k++)
+                for (int h = 0; h < 2; h++) _mm256_storeu_ps(o + (size_t)k * out_stride + 8 * h, acc[h][k]);
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) void
+il2l_cols(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
+          int64_t nc, float *out, size_t out_stride, const int type)
+{
+    switch (nc) {
+    case 1: il2l_columns(w, w_stride, groups, nb, act, act_stride, out, out_stride, 1, type); break;
+    case 2: il2l_columns(w, w_stride, groups, nb, act, act_stride, out, out_stride, 2, type); break;
+    case 3: il2l_columns(w, w_stride, groups, nb, act, act_stride, out, out_stride, 3, type); break;
+    default: il2l_columns(w, w_stride, groups, nb, act, act_stride, out, out_stride, 4, type); break;
+    }
+}
+
+/* The product of one type: the groups below whole, IL2_FEW columns a pass
+ * over them; of more columns, runs of IL2L_GROUPS groups (in the cache
+ * after the first pass) times a run of the columns whose input fits
+ * IL2_ACT_BYTES; then the rows past the groups, plain. */
+static inline __attribute__((always_inline)) void
+il2l_type(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const uint8_t *act,
+          size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type, gq_matmul_fn plain)
+{
+    const int nb = (int)(k / GQ_QK);
+    const int64_t groups = whole / GQ_IL16_ROWS;
+    if (ncols <= IL2_FEW) {
+        if (ncols > 0) il2l_cols(w, w_stride, groups, nb, act, act_stride, ncols, out, out_stride, type);
+    } else {
+        const int64_t run = IL2_ACT_BYTES / ((int64_t)nb * (int64_t)sizeof(struct gq_block_q8_0)) / IL2_FEW * IL2_FEW;
+        const int64_t cr = run > IL2_FEW ? run : IL2_FEW;
+        for (int64_t c0 = 0; c0 < ncols; c0 += cr)
+            for (int64_t g = 0; g < groups; g += IL2L_GROUPS)
+                for (int64_t c = c0; c < ncols && c < c0 + cr; c += IL2_FEW)
+                    il2l_cols(w + (size_t)g * GQ_IL16_ROWS * w_stride, w_stride,
+                              groups - g < IL2L_GROUPS ? groups - g : IL2L_GROUPS, nb, act + (size_t)c * act_stride,
+                              act_stride, ncols - c < IL2_FEW ? ncols - c : IL2_FEW,
+                              out + (size_t)c * out_stride + (size_t)g * GQ_IL16_ROWS, out_stride, type);
+    }
+    if (whole < nrows)
+        plain(k, w + (size_t)whole * w_stride, w_stride, nrows - whole, act, act_stride, ncols, out + whole, out_stride);
+}
+
+void gq_matmul_il_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                       const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+{
+    if (wtype == GGUF_T_Q4_K)
+        il2_q4_k(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
+    else if (wtype == GGUF_T_Q4_0)
+        il2l_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_0, gemm_q4_0);
+    else if (wtype == GGUF_T_Q5_0)
+        il2l_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_0, gemm_q5_0);
+    else
+        il2l_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q8_0, gemm_q8_0);
+}
+#endif
 
 #ifdef __AVX512VNNI__
 const struct gq_matmul_kernels gq_matmul_avx512 = {

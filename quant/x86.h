@@ -18,6 +18,28 @@ static inline float hsum_f32(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
+/* The sum of the 8 int32 lanes of v (exact: the block sums are far below
+ * 2^31). */
+static inline int32_t hsum_i32(__m256i v)
+{
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* One block of a Q4_0, Q5_0 or Q8_0 product added to an output's sum:
+ * the block's whole integer sum isum, t = (float)isum * d_w, then sum =
+ * fma(t, d_a, sum).  Every SIMD level's products of these types take
+ * these steps, block after block (the lanes of a vector holding rows or
+ * columns, never parts of one sum), so they give the same bits at avx2,
+ * avx512 and amx, on plain and on interleaved rows. */
+static inline float legacy_block_step(float sum, int32_t isum, float dw, float da)
+{
+    const __m128 t = _mm_mul_ss(_mm_cvtsi32_ss(_mm_setzero_ps(), isum), _mm_set_ss(dw));
+    return _mm_cvtss_f32(_mm_fmadd_ss(t, _mm_set_ss(da), _mm_set_ss(sum)));
+}
+
 /* 16 bytes of packed nibbles as 32 bytes: low nibbles (elements 0..15)
  * then high nibbles (elements 16..31), each 0..15. */
 static inline __m256i unpack_nibbles32(const uint8_t *p)
@@ -187,13 +209,14 @@ static inline __attribute__((always_inline)) void transpose16(const __m512i r[16
 
 #endif
 
-#if defined(__AVX512BW__)
 /* The offset o of a Q4_0, Q5_0 or Q8_0 weight as an unsigned byte q + o
  * (8, 16, 128), as a power of two. */
 static inline int il32_log2_offset(const int type)
 {
     return type == GGUF_T_Q4_0 ? 3 : type == GGUF_T_Q5_0 ? 4 : 7;
 }
+
+#if defined(__AVX512BW__)
 
 /* A chunk of sixteen interleaved rows' blocks (gq_il_chunk(), dot.h):
  * v[t] lane r = elements 4t .. 4t + 3 of row r as unsigned bytes q + o. */

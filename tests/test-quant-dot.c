@@ -419,12 +419,27 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
         dequant_act(t, act + (size_t)c * a_stride, a + (size_t)c * (size_t)k, k);
     }
     const int saved = gguf_simd_get();
+    /* Q4_0, Q5_0 and Q8_0: every SIMD level takes the same float steps
+     * (legacy_block_step()), so the first one's bits are all of theirs */
+    const int same_bits = t == GGUF_T_Q4_0 || t == GGUF_T_Q5_0 || t == GGUF_T_Q8_0;
+    float *first = NULL;
     for (int l = 0; l < N_LEVELS; l++) {
         if (!level_ok[l]) continue;
         REQUIRE(gguf_simd_set(l) == GGUF_OK, "set level %d", l);
         for (size_t i = 0; i < o_stride * (size_t)nc; i++) out[i] = -12345.0f;
         CHECK(gguf_matmul(t, wq, w_stride, nr, k, act, a_stride, nc, out, o_stride) == GGUF_OK,
               "%s matmul", ti.name);
+        if (same_bits && l > GGUF_SIMD_SCALAR) {
+            if (!first) {
+                first = malloc(sizeof(float) * o_stride * (size_t)nc);
+                if (!first) HARD_ERROR("out of memory");
+                memcpy(first, out, sizeof(float) * o_stride * (size_t)nc);
+            } else {
+                CHECK(memcmp(first, out, sizeof(float) * o_stride * (size_t)nc) == 0,
+                      "%s matmul %dx%d, %d columns, %s: not the bits of the first SIMD level", ti.name, nr, k, nc,
+                      gguf_simd_name(l));
+            }
+        }
         for (int r = 0; r < nr; r++) {
             const uint8_t *row = wq + (size_t)r * w_stride;
             gq_dequant_kernel_at(GGUF_SIMD_SCALAR, t)(row, w, k);
@@ -479,12 +494,12 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
                       GGUF_E_UNSUPPORTED, "%s packed without a packed form", ti.name);
         }
         /* interleaved rows: Q4_K, Q5_K, Q6_K, Q4_0, Q5_0 and Q8_0 in groups
-         * of sixteen, at the VNNI and amx levels; Q4_K at avx2 (and at
-         * avx512 without VNNI) */
+         * of sixteen, at the VNNI and amx levels; Q4_K, Q4_0, Q5_0 and Q8_0
+         * at avx2 (and at avx512 without VNNI) */
         const int k_quant = t == GGUF_T_Q4_K || t == GGUF_T_Q5_K || t == GGUF_T_Q6_K;
         const int q32 = t == GGUF_T_Q4_0 || t == GGUF_T_Q5_0 || t == GGUF_T_Q8_0;
         const int vnni = l >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
-        const int il_here = ((k_quant || q32) && vnni) || (t == GGUF_T_Q4_K && l >= GGUF_SIMD_AVX2);
+        const int il_here = ((k_quant || q32) && vnni) || ((t == GGUF_T_Q4_K || q32) && l >= GGUF_SIMD_AVX2);
         CHECK(gguf_matmul_il_rows(t) == (il_here ? 16 : 0), "%s at %s: interleaved rows %d", ti.name,
               gguf_simd_name(l), gguf_matmul_il_rows(t));
         if (il_here) {
@@ -529,6 +544,7 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
                 CHECK(out[(size_t)c * o_stride + i] == -12345.0f, "%s matmul wrote padding", ti.name);
     }
     if (gguf_simd_set(saved) != GGUF_OK) HARD_ERROR("cannot restore SIMD level %d", saved);
+    free(first);
     free(wq);
     free(act);
     free(src);
