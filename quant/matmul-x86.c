@@ -1857,6 +1857,60 @@ DEFINE_GEMM_LEGACY(gemm_q4_0, q4_0_weights, struct gq_block_q4_0, 0)
 DEFINE_GEMM_LEGACY(gemm_q5_0, q5_0_weights, struct gq_block_q5_0, 0)
 DEFINE_GEMM_LEGACY(gemm_q8_0, q8_0_weights, struct gq_block_q8_0, 0)
 #endif
+#ifndef __AVX512VNNI__
+/* One-column products of Q4_0, Q5_0 and Q8_0 on plain rows, eight rows at
+ * a time, a row to a lane: each row's block in 8 lanes (dot_i8()), the
+ * eight rows' vectors folded by vphaddd into the block sums of the rows,
+ * then the float steps of legacy_block_step() lane by lane: the bits of
+ * the dot kernels, with one float step for eight rows. */
+static inline __attribute__((always_inline)) void
+whole_rows8(__m256i (*weights)(const uint8_t *, int, float *, float *), int nb, const uint8_t *w0, size_t w_stride,
+            int nr, const uint8_t *act, float *out)
+{
+    const uint8_t *row[8];
+    for (int r = 0; r < 8; r++) row[r] = w0 + (size_t)(r < nr ? r : nr - 1) * w_stride;
+    const size_t bb = weights == q4_0_weights ? sizeof(struct gq_block_q4_0)
+                      : weights == q5_0_weights ? sizeof(struct gq_block_q5_0)
+                                                : sizeof(struct gq_block_q8_0);
+    __m256 acc = _mm256_setzero_ps();
+    for (int i = 0; i < nb; i++) {
+        const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)act + i;
+        const __m256i y = _mm256_loadu_si256((const __m256i *)a->qs);
+        __m256i v[8];
+        uint16_t dh[8];
+        UNROLL
+        for (int r = 0; r < 8; r++) {
+            float d, m;
+            v[r] = dot_i8(weights(row[r], i, &d, &m), y);
+            dh[r] = load_u16(row[r] + (size_t)i * bb); /* d, a block's first two bytes */
+        }
+        /* rows 0-3 and 4-7, each 128-bit half holding half of each row's lanes */
+        const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+        const __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+        const __m256i s = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh));
+        const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(s), dw);
+        acc = _mm256_fmadd_ps(t, _mm256_set1_ps(h2f(a->d)), acc);
+    }
+    float o[8];
+    _mm256_storeu_ps(o, acc);
+    memcpy(out, o, sizeof(float) * (size_t)nr);
+}
+
+#define DEFINE_COLUMN_WHOLE8(NAME, WEIGHTS)                                                                        \
+    static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride, \
+                     int64_t ncols, float *out, size_t out_stride)                                                \
+    {                                                                                                             \
+        (void)act_stride, (void)ncols, (void)out_stride;                                                          \
+        const uint8_t *wb = w;                                                                                    \
+        for (int64_t r = 0; r < nrows; r += 8)                                                                    \
+            whole_rows8(WEIGHTS, (int)(k / GQ_QK), wb + (size_t)r * w_stride, w_stride,                           \
+                        nrows - r < 8 ? (int)(nrows - r) : 8, act, out + r);                                      \
+    }
+DEFINE_COLUMN_WHOLE8(column_q4_0, q4_0_weights)
+DEFINE_COLUMN_WHOLE8(column_q5_0, q5_0_weights)
+DEFINE_COLUMN_WHOLE8(column_q8_0, q8_0_weights)
+#endif
 DEFINE_GEMM_LEGACY(gemm_q4_1, q4_1_weights, struct gq_block_q4_1, 1)
 DEFINE_GEMM_LEGACY(gemm_q5_1, q5_1_weights, struct gq_block_q5_1, 1)
 
@@ -2008,10 +2062,12 @@ il2l_cols(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8
 /* The product of one type: the groups below whole, IL2_FEW columns a pass
  * over them; of more columns, runs of IL2L_GROUPS groups (in the cache
  * after the first pass) times a run of the columns whose input fits
- * IL2_ACT_BYTES; then the rows past the groups, plain. */
+ * IL2_ACT_BYTES; then the rows past the groups, plain (gemm_*(), or
+ * column_*() for one column: the same bits). */
 static inline __attribute__((always_inline)) void
 il2l_type(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const uint8_t *act,
-          size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type, gq_matmul_fn plain)
+          size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type, gq_matmul_fn plain,
+          gq_matmul_fn column)
 {
     const int nb = (int)(k / GQ_QK);
     const int64_t groups = whole / GQ_IL16_ROWS;
@@ -2029,7 +2085,8 @@ il2l_type(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t n
                               out + (size_t)c * out_stride + (size_t)g * GQ_IL16_ROWS, out_stride, type);
     }
     if (whole < nrows)
-        plain(k, w + (size_t)whole * w_stride, w_stride, nrows - whole, act, act_stride, ncols, out + whole, out_stride);
+        (ncols == 1 ? column : plain)(k, w + (size_t)whole * w_stride, w_stride, nrows - whole, act, act_stride, ncols,
+                                      out + whole, out_stride);
 }
 
 void gq_matmul_il_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
@@ -2038,11 +2095,14 @@ void gq_matmul_il_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, 
     if (wtype == GGUF_T_Q4_K)
         il2_q4_k(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
     else if (wtype == GGUF_T_Q4_0)
-        il2l_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_0, gemm_q4_0);
+        il2l_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_0, gemm_q4_0,
+                  column_q4_0);
     else if (wtype == GGUF_T_Q5_0)
-        il2l_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_0, gemm_q5_0);
+        il2l_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_0, gemm_q5_0,
+                  column_q5_0);
     else
-        il2l_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q8_0, gemm_q8_0);
+        il2l_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q8_0, gemm_q8_0,
+                  column_q8_0);
 }
 #endif
 
@@ -2077,6 +2137,12 @@ const struct gq_matmul_kernels gq_matmul_avx2 = {
         [GGUF_T_Q4_K] = column_q4_k,
         [GGUF_T_Q5_K] = column_q5_k,
         [GGUF_T_Q6_K] = column_q6_k,
+    },
+#else
+    .column = {
+        [GGUF_T_Q4_0] = column_q4_0,
+        [GGUF_T_Q5_0] = column_q5_0,
+        [GGUF_T_Q8_0] = column_q8_0,
     },
 #endif
 };

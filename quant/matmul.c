@@ -76,6 +76,9 @@ static gq_matmul_fn gemm_kernel_at(int level, uint32_t wtype, int64_t ncols)
         gq_matmul_avx512.column[wtype])
         return gq_matmul_avx512.column[wtype];
 #endif
+#ifdef GQ_HAVE_AVX2
+    if (ncols == 1 && level >= GGUF_SIMD_AVX2 && gq_matmul_avx2.column[wtype]) return gq_matmul_avx2.column[wtype];
+#endif
     /* For one column of 32-weight blocks the dot kernels, which sum in
      * vector lanes across blocks, are faster than the tiles. */
     if (ncols == 1 && act_block_size(wtype) == GQ_QK) return NULL;
