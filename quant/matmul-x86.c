@@ -36,6 +36,7 @@
 #include <immintrin.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "quant/blocks.h"
@@ -336,12 +337,9 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
  * each pair and scales it at once: the sub-block sums come out scaled,
  * row by row in the lanes, exact; then the block's float step per lane,
  * k_block_step() and k_block_step_mins() with each row's d and dmin: the
- * scalar bits, with no folding.  (gq_matmul_il_avx2() writes the VNNI
- * level's il_column_run() again: with that function shared, gcc laid out
- * the inlined many-column forms otherwise, and the real 1.5B's prompts
- * went 73 -> 53 tok/s; their speed moves with such small changes.) */
-#define IL2_FEW 4                 /* columns a pass over the chunks takes */
-#define IL2_ACT_BYTES (256 << 10) /* inputs taken at a time by products of more (the L2 cache) */
+ * scalar bits, with no folding. */
+#define IL2K_FEW 2      /* columns a pass over the chunks takes */
+#define IL2_PLAIN_MIN 3 /* columns from which the rows are turned back into plain ones */
 
 /* A vpshufb control taking bytes j0 and j1 of each dword as the int16
  * pair (byte j0, byte j1), zero-extended. */
@@ -396,7 +394,7 @@ il2_half_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const __m2
             nib[2 * t] = _mm256_and_si256(x, low);
             nib[2 * t + 1] = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
         }
-    __m256i isum[IL2_FEW], imin[IL2_FEW];
+    __m256i isum[IL2K_FEW], imin[IL2K_FEW];
     UNROLL
     for (int k = 0; k < nc; k++) {
         isum[k] = imin[k] = _mm256_setzero_si256();
@@ -441,7 +439,7 @@ il2_half_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const __m2
     }
 }
 
-/* Rows 0 .. 16 * groups - 1 (interleaved) times nc <= IL2_FEW columns
+/* Rows 0 .. 16 * groups - 1 (interleaved) times nc <= IL2K_FEW columns
  * from column c0 (column c at act + c * act_stride).  The chunks are read
  * in order, one stream: each chunk's bytes IL2_AHEAD further on are
  * prefetched as it is taken, up to the end of these rows. */
@@ -454,14 +452,14 @@ il2_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uin
     const uint8_t *end = w + (size_t)groups * GQ_IL16_ROWS * w_stride;
     for (int64_t g = 0; g < groups; g++) {
         const uint8_t *c = gq_il_chunk(w, w_stride, g, 0, bb);
-        __m256 acc[2][IL2_FEW];
+        __m256 acc[2][IL2K_FEW];
         UNROLL
         for (int k = 0; k < nc; k++) acc[0][k] = acc[1][k] = _mm256_setzero_ps();
         for (int i = 0; i < nb; i++, c += GQ_IL16_ROWS * bb) {
             const uint8_t *pf = c + IL2_AHEAD, *pf_end = pf + GQ_IL16_ROWS * bb < end ? pf + GQ_IL16_ROWS * bb : end;
             for (; pf < pf_end; pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T0);
-            const struct gq_block_q8_k *a[IL2_FEW];
-            __m256i pr[IL2_FEW];
+            const struct gq_block_q8_k *a[IL2K_FEW];
+            __m256i pr[IL2K_FEW];
             UNROLL
             for (int k = 0; k < nc; k++) {
                 a[k] = (const struct gq_block_q8_k *)(act + (size_t)(c0 + k) * act_stride) + i;
@@ -482,36 +480,95 @@ static inline __attribute__((always_inline)) void
 il2_cols(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
          int64_t c0, int64_t nc, float *out, size_t out_stride)
 {
-    switch (nc) {
-    case 1: il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 1); break;
-    case 2: il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 2); break;
-    case 3: il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 3); break;
-    default: il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 4); break;
-    }
+    if (nc == 1)
+        il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 1);
+    else
+        il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 2);
 }
 
-/* The product: the groups below whole, IL2_FEW columns a pass over them,
- * then the rows past them, plain (k4_tile()).  Of more than IL2_FEW
- * columns, each group's rows (in the cache after the first pass) times
- * a run of the columns whose input fits IL2_ACT_BYTES. */
+/* Rows 8h .. 8h + 7 of the chunks of a group's nb Q4_K blocks (at c) as
+ * plain rows of nb blocks at buf: each 8 x 8 words of a half-chunk
+ * transposed, the last four words of each block 8 x 4. */
+static void il2_plain_q4_k(const uint8_t *c, int nb, uint8_t *buf)
+{
+    const size_t bb = sizeof(struct gq_block_q4_k), rb = (size_t)nb * bb;
+    for (int i = 0; i < nb; i++, c += GQ_IL16_ROWS * bb)
+        UNROLL
+        for (int h = 0; h < 2; h++)
+            UNROLL
+            for (int q = 0; q < 5; q++) {
+                /* v[j] lane r: word 8q + j of row 8h + r (words past 35: none) */
+                __m256i v[8], t[8], u[8];
+                UNROLL
+                for (int j = 0; j < 8; j++)
+                    v[j] = 8 * q + j < 36 ? _mm256_loadu_si256((const __m256i *)(c + 64 * (8 * q + j) + 32 * h))
+                                          : _mm256_setzero_si256();
+                UNROLL
+                for (int j = 0; j < 4; j++) {
+                    t[2 * j] = _mm256_unpacklo_epi32(v[2 * j], v[2 * j + 1]);
+                    t[2 * j + 1] = _mm256_unpackhi_epi32(v[2 * j], v[2 * j + 1]);
+                }
+                UNROLL
+                for (int j = 0; j < 2; j++) {
+                    u[4 * j] = _mm256_unpacklo_epi64(t[4 * j], t[4 * j + 2]);
+                    u[4 * j + 1] = _mm256_unpackhi_epi64(t[4 * j], t[4 * j + 2]);
+                    u[4 * j + 2] = _mm256_unpacklo_epi64(t[4 * j + 1], t[4 * j + 3]);
+                    u[4 * j + 3] = _mm256_unpackhi_epi64(t[4 * j + 1], t[4 * j + 3]);
+                }
+                /* u[j] holds rows j (low 128 bits: words 0-3 of the eight) and
+                 * j + 4 (high) for words 8q .. 8q + 3, u[4 + j] words 8q + 4 .. */
+                UNROLL
+                for (int r = 0; r < 8; r++) {
+                    uint8_t *d = buf + (size_t)(8 * h + r) * rb + (size_t)i * bb + 32 * (size_t)q;
+                    const __m256i lo = u[r % 4], hi = u[4 + r % 4];
+                    const __m256i row = r < 4 ? _mm256_permute2x128_si256(lo, hi, 0x20)
+                                              : _mm256_permute2x128_si256(lo, hi, 0x31);
+                    if (q < 4)
+                        _mm256_storeu_si256((__m256i *)d, row);
+                    else
+                        _mm_storeu_si128((__m128i *)d, _mm256_castsi256_si128(row));
+                }
+            }
+}
+
+/* The product: the groups below whole, one or two columns a pass over
+ * them (il2_columns()); IL2_PLAIN_MIN columns or more (where
+ * il2_columns()'s speed, at 4 columns 0.7 times the plain rows', moved
+ * between builds with gcc's scheduling of it), each group turned back
+ * into plain rows in an L1/L2 buffer, then k4_tile(), the plain rows' own
+ * products, at their speed less the transposes (0.84, 0.94, 0.97 times at
+ * 4, 16 and 64 columns); then the rows past the groups, plain. */
 static void il2_q4_k(int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
                      size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
     const int nb = (int)(k / GQ_QK_K);
     const int64_t groups = whole / GQ_IL16_ROWS;
     const uint8_t *wb = w, *ab = act;
-    if (ncols <= IL2_FEW) {
-        if (ncols > 0) il2_cols(wb, w_stride, groups, nb, ab, act_stride, 0, ncols, out, out_stride);
-    } else {
-        const int64_t run = IL2_ACT_BYTES / ((int64_t)nb * (int64_t)sizeof(struct gq_block_q8_k)) / IL2_FEW * IL2_FEW;
-        const int64_t cr = run > IL2_FEW ? run : IL2_FEW;
-        for (int64_t c0 = 0; c0 < ncols; c0 += cr) {
-            const int64_t end = ncols < c0 + cr ? ncols : c0 + cr;
-            for (int64_t g = 0; g < groups; g++)
-                for (int64_t c = c0; c < end; c += IL2_FEW)
-                    il2_cols(wb + (size_t)g * GQ_IL16_ROWS * w_stride, w_stride, 1, nb, ab, act_stride, c,
-                             end - c < IL2_FEW ? end - c : IL2_FEW, out + (size_t)g * GQ_IL16_ROWS, out_stride);
+    /* IL2_PLAIN_MIN columns or more: each group as plain rows again, then
+     * k4_tile()'s tiles of MAX_TILE columns, the plain rows' own products */
+    uint8_t *buf = ncols >= IL2_PLAIN_MIN && groups ? malloc(GQ_IL16_ROWS * (size_t)nb * sizeof(struct gq_block_q4_k)) : NULL;
+    if (buf) {
+        const size_t rb = (size_t)nb * sizeof(struct gq_block_q4_k);
+        for (int64_t g = 0; g < groups; g++) {
+            il2_plain_q4_k(gq_il_chunk(wb, w_stride, g, 0, sizeof(struct gq_block_q4_k)), nb, buf);
+            for (int64_t c = 0; c < ncols; c += MAX_TILE)
+                for (int r = 0; r < GQ_IL16_ROWS; r++) {
+                    const uint8_t *row = buf + (size_t)r * rb, *a = ab + (size_t)c * act_stride;
+                    float *o = out + (size_t)c * out_stride + (size_t)g * GQ_IL16_ROWS + r;
+                    switch (ncols - c < MAX_TILE ? (int)(ncols - c) : MAX_TILE) {
+                    case 1: k4_tile(nb, row, a, act_stride, 1, o, out_stride, 0); break;
+                    case 2: k4_tile(nb, row, a, act_stride, 2, o, out_stride, 0); break;
+                    case 3: k4_tile(nb, row, a, act_stride, 3, o, out_stride, 0); break;
+                    default: k4_tile(nb, row, a, act_stride, MAX_TILE, o, out_stride, 0); break;
+                    }
+                }
         }
+        free(buf);
+    } else {
+        /* (and where no buffer could be had) IL2K_FEW columns a pass */
+        for (int64_t c = 0; c < ncols; c += IL2K_FEW)
+            il2_cols(wb, w_stride, groups, nb, ab, act_stride, c, ncols - c < IL2K_FEW ? ncols - c : IL2K_FEW, out,
+                     out_stride);
     }
     for (int64_t r = whole; r < nrows; r++)
         for (int64_t c = 0; c < ncols; c++)
@@ -1403,33 +1460,28 @@ static inline __m256i dot_u8s8(__m256i u, __m256i v)
 #endif
 }
 
-/* Activation blocks of the legacy products: Q8_0 (d, 32 quants) or, for
- * the types with an offset, Q8_1 (d, s = d * sum(q), 32 quants). */
-#define ACT_BYTES(with_min) ((with_min) ? sizeof(struct gq_block_q8_1) : sizeof(struct gq_block_q8_0))
-
-/* The tile of k4_tile() for 32-weight blocks whose weights WEIGHTS()
- * gives: without an offset, |x| times y with x's sign; with one (with_min),
- * x times y plus the offset times the activations' s.  da[c * nb + i] and
- * sa[c * nb + i] are the d and s of activation block i of column c as
- * floats, or, with da NULL, read from the blocks themselves.
+/* The tile of k4_tile() for the 32-weight blocks with an offset, whose
+ * weights WEIGHTS() gives: x times y plus the offset times the Q8_1
+ * activations' s.  da[c * nb + i] and sa[c * nb + i] are the d and s of
+ * activation block i of column c as floats, or, with da NULL, read from
+ * the blocks themselves.
  *
  * Each column's sum is taken exactly as the dot kernels of dot-avx2.c
- * take it, whatever the number of columns: without an offset, each
- * block's whole integer sum, then legacy_block_step(); with one, the
- * block's integer sums in 8 lanes, times d_w, then times d_a and added in
- * one fused multiply-add, lane by lane, block after block, the offset
- * terms in one float, the lanes added at the end.  A product of one
- * column, which gguf_matmul() gives to the dot kernel, and each column of
- * a wider one have the same bits.  So a sequence decoded alone and the
- * same sequence in a batch of many get the same logits. */
+ * take it (the block's integer sums in 8 lanes, times d_w, then times d_a
+ * and added in one fused multiply-add, lane by lane, block after block;
+ * the offset terms in one float; the lanes added at the end), whatever
+ * the number of columns: a product of one column, which gguf_matmul() gives to the dot
+ * kernel, and each column of a wider one have the same bits.  So a
+ * sequence decoded alone and the same sequence in a batch of many get the
+ * same logits.  (Q4_0, Q5_0 and Q8_0: whole_rows8(), below.) */
 static inline __attribute__((always_inline)) void
-legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const int with_min, int nb,
-            const uint8_t *row, const uint8_t *act, size_t act_stride, const float *da,
-            const float *sa, const int C, float *out, size_t out_stride)
+legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), int nb, const uint8_t *row,
+            const uint8_t *act, size_t act_stride, const float *da, const float *sa, const int C, float *out,
+            size_t out_stride)
 {
-    const size_t act_bytes = ACT_BYTES(with_min), qs_at = with_min ? 4 : 2;
+    const size_t act_bytes = sizeof(struct gq_block_q8_1), qs_at = 4;
     __m256 acc[MAX_TILE];
-    float msum[MAX_TILE]; /* with_min: the offset terms; else the sums */
+    float msum[MAX_TILE];
     UNROLL
     for (int c = 0; c < C; c++) {
         acc[c] = _mm256_setzero_ps();
@@ -1438,38 +1490,29 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
     for (int i = 0; i < nb; i++) {
         float d, m;
         const __m256i x = weights(row, i, &d, &m);
-        const __m256i ax = with_min ? x : _mm256_sign_epi8(x, x);
         const __m256 dw = _mm256_set1_ps(d);
         UNROLL
         for (int c = 0; c < C; c++) {
             const uint8_t *a = act + (size_t)c * act_stride + (size_t)i * act_bytes;
             const __m256i y = _mm256_loadu_si256((const __m256i *)(a + qs_at));
-            const __m256i sy = with_min ? y : _mm256_sign_epi8(y, x);
-            float dc, sc = 0.0f;
+            float dc, sc;
             if (da) {
                 dc = da[(size_t)c * nb + i];
-                if (with_min) sc = sa[(size_t)c * nb + i];
+                sc = sa[(size_t)c * nb + i];
             } else {
                 uint16_t h;
                 memcpy(&h, a, 2);
                 dc = _cvtsh_ss(h);
-                if (with_min) {
-                    memcpy(&h, a + 2, 2);
-                    sc = _cvtsh_ss(h);
-                }
+                memcpy(&h, a + 2, 2);
+                sc = _cvtsh_ss(h);
             }
-            if (!with_min) {
-                msum[c] = legacy_block_step(msum[c], hsum_i32(dot_u8s8(ax, sy)), d, dc);
-                continue;
-            }
-            const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_u8s8(ax, sy)), dw);
+            const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_u8s8(x, y)), dw);
             acc[c] = _mm256_fmadd_ps(t, _mm256_set1_ps(dc), acc[c]);
             msum[c] += m * sc;
         }
     }
     UNROLL
-    for (int c = 0; c < C; c++)
-        out[(size_t)c * out_stride] = with_min ? hsum_f32(acc[c]) + msum[c] : msum[c];
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = hsum_f32(acc[c]) + msum[c];
 }
 
 /* Most blocks in a row of a legacy product whose activation scales are
@@ -1481,64 +1524,58 @@ legacy_tile(__m256i (*weights)(const uint8_t *, int, float *, float *), const in
  * ROW_BLOCK at a time; for each block of rows and tile of columns the
  * activation scales are converted once (rows of up to LEGACY_MAX_NB
  * blocks), then every row of the block is multiplied. */
-#define DEFINE_GEMM_LEGACY(NAME, WEIGHTS, BLOCK_TYPE, WITH_MIN)                                 \
-    static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, \
-                     size_t act_stride, int64_t ncols, float *out, size_t out_stride)           \
-    {                                                                                           \
-        const int nb = (int)(k / GQ_QK);                                                        \
-        const uint8_t *wb = w, *ab = act;                                                       \
-        float da_buf[MAX_TILE * LEGACY_MAX_NB], sa_buf[WITH_MIN ? MAX_TILE * LEGACY_MAX_NB : 1]; \
-        const float *da = nb <= LEGACY_MAX_NB ? da_buf : NULL, *sa = sa_buf;                    \
-        for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {                                     \
-            const int64_t r1 = nrows - r0 < ROW_BLOCK ? nrows : r0 + ROW_BLOCK;                 \
-            for (int64_t c0 = 0; c0 < ncols; c0 += MAX_TILE) {                                  \
-                const int cn = ncols - c0 < MAX_TILE ? (int)(ncols - c0) : MAX_TILE;            \
-                const uint8_t *a = ab + (size_t)c0 * act_stride;                                \
-                for (int c = 0; da && c < cn; c++)                                              \
-                    for (int i = 0; i < nb; i++) {                                              \
-                        const uint8_t *blk = a + (size_t)c * act_stride + (size_t)i * ACT_BYTES(WITH_MIN); \
-                        uint16_t h;                                                             \
-                        memcpy(&h, blk, 2);                                                     \
-                        da_buf[c * nb + i] = _cvtsh_ss(h);                                      \
-                        if (WITH_MIN) {                                                         \
-                            memcpy(&h, blk + 2, 2);                                             \
-                            sa_buf[WITH_MIN ? c * nb + i : 0] = _cvtsh_ss(h);                   \
-                        }                                                                       \
-                    }                                                                           \
-                for (int64_t r = r0; r < r1; r++) {                                             \
-                    const uint8_t *row = wb + (size_t)r * w_stride;                             \
-                    float *o = out + (size_t)c0 * out_stride + r;                               \
-                    if (!da) {                                                                  \
-                        LEGACY_LOOP(WEIGHTS, WITH_MIN, NULL, NULL);                             \
-                        continue;                                                               \
-                    }                                                                           \
-                    LEGACY_LOOP(WEIGHTS, WITH_MIN, da, sa);                                     \
-                }                                                                               \
-            }                                                                                   \
-        }                                                                                       \
+#define DEFINE_GEMM_LEGACY(NAME, WEIGHTS)                                                                 \
+    static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,           \
+                     size_t act_stride, int64_t ncols, float *out, size_t out_stride)                     \
+    {                                                                                                     \
+        const int nb = (int)(k / GQ_QK);                                                                  \
+        const uint8_t *wb = w, *ab = act;                                                                 \
+        float da_buf[MAX_TILE * LEGACY_MAX_NB], sa_buf[MAX_TILE * LEGACY_MAX_NB];                          \
+        const float *da = nb <= LEGACY_MAX_NB ? da_buf : NULL, *sa = sa_buf;                              \
+        for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK) {                                               \
+            const int64_t r1 = nrows - r0 < ROW_BLOCK ? nrows : r0 + ROW_BLOCK;                           \
+            for (int64_t c0 = 0; c0 < ncols; c0 += MAX_TILE) {                                            \
+                const int cn = ncols - c0 < MAX_TILE ? (int)(ncols - c0) : MAX_TILE;                      \
+                const uint8_t *a = ab + (size_t)c0 * act_stride;                                          \
+                for (int c = 0; da && c < cn; c++)                                                        \
+                    for (int i = 0; i < nb; i++) {                                                        \
+                        const uint8_t *blk = a + (size_t)c * act_stride + (size_t)i * sizeof(struct gq_block_q8_1); \
+                        da_buf[c * nb + i] = _cvtsh_ss(load_u16(blk));                                    \
+                        sa_buf[c * nb + i] = _cvtsh_ss(load_u16(blk + 2));                                \
+                    }                                                                                     \
+                for (int64_t r = r0; r < r1; r++) {                                                       \
+                    const uint8_t *row = wb + (size_t)r * w_stride;                                       \
+                    float *o = out + (size_t)c0 * out_stride + r;                                         \
+                    if (!da) {                                                                            \
+                        LEGACY_LOOP(WEIGHTS, NULL, NULL);                                                 \
+                        continue;                                                                         \
+                    }                                                                                     \
+                    LEGACY_LOOP(WEIGHTS, da, sa);                                                         \
+                }                                                                                         \
+            }                                                                                             \
+        }                                                                                                 \
     }
 
 /* legacy_tile() of cn columns (1 .. MAX_TILE) with the scales DA, SA. */
-#define LEGACY_LOOP(WEIGHTS, WITH_MIN, DA, SA)                                                  \
-    switch (cn) {                                                                               \
-    case 1: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 1); break;                                   \
-    case 2: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 2); break;                                   \
-    case 3: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 3); break;                                   \
-    LEGACY_REST_CASES(WEIGHTS, WITH_MIN, DA, SA)                                                \
-    default: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, MAX_TILE);                                  \
+#define LEGACY_LOOP(WEIGHTS, DA, SA)                                                                      \
+    switch (cn) {                                                                                         \
+    case 1: LEGACY_CALL(WEIGHTS, DA, SA, 1); break;                                                       \
+    case 2: LEGACY_CALL(WEIGHTS, DA, SA, 2); break;                                                       \
+    case 3: LEGACY_CALL(WEIGHTS, DA, SA, 3); break;                                                       \
+    LEGACY_REST_CASES(WEIGHTS, DA, SA)                                                                    \
+    default: LEGACY_CALL(WEIGHTS, DA, SA, MAX_TILE);                                                      \
     }
 
-#define LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, C)                                               \
-    legacy_tile(WEIGHTS, WITH_MIN, nb, row, a, act_stride, DA, SA, C, o, out_stride)
+#define LEGACY_CALL(WEIGHTS, DA, SA, C) legacy_tile(WEIGHTS, nb, row, a, act_stride, DA, SA, C, o, out_stride)
 
 #if MAX_TILE == 8
-#define LEGACY_REST_CASES(WEIGHTS, WITH_MIN, DA, SA)                                            \
-    case 4: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 4); break;                                  \
-    case 5: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 5); break;                                  \
-    case 6: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 6); break;                                  \
-    case 7: LEGACY_CALL(WEIGHTS, WITH_MIN, DA, SA, 7); break;
+#define LEGACY_REST_CASES(WEIGHTS, DA, SA)                                                                \
+    case 4: LEGACY_CALL(WEIGHTS, DA, SA, 4); break;                                                       \
+    case 5: LEGACY_CALL(WEIGHTS, DA, SA, 5); break;                                                       \
+    case 6: LEGACY_CALL(WEIGHTS, DA, SA, 6); break;                                                       \
+    case 7: LEGACY_CALL(WEIGHTS, DA, SA, 7); break;
 #else
-#define LEGACY_REST_CASES(WEIGHTS, WITH_MIN, DA, SA)
+#define LEGACY_REST_CASES(WEIGHTS, DA, SA)
 #endif
 
 /* The activations' part of the products of Q4_0, Q5_0 and Q8_0 on
@@ -1853,66 +1890,97 @@ DEFINE_GEMM(gemm_q5_k, k4_tile, 1, GQ_QK_K)
 DEFINE_GEMM(gemm_q6_k, q6k_tile, 0, GQ_QK_K)
 #endif
 #ifndef __AVX512VNNI__
-DEFINE_GEMM_LEGACY(gemm_q4_0, q4_0_weights, struct gq_block_q4_0, 0)
-DEFINE_GEMM_LEGACY(gemm_q5_0, q5_0_weights, struct gq_block_q5_0, 0)
-DEFINE_GEMM_LEGACY(gemm_q8_0, q8_0_weights, struct gq_block_q8_0, 0)
-#endif
-#ifndef __AVX512VNNI__
-/* One-column products of Q4_0, Q5_0 and Q8_0 on plain rows, eight rows at
- * a time, a row to a lane: each row's block in 8 lanes (dot_i8()), the
- * eight rows' vectors folded by vphaddd into the block sums of the rows,
- * then the float steps of legacy_block_step() lane by lane: the bits of
- * the dot kernels, with one float step for eight rows. */
+/* Products of Q4_0, Q5_0 and Q8_0 on plain rows, eight rows at a time, a
+ * row to a lane, times C columns: each row's block unpacked once, then for
+ * each column the row's block sum in 8 lanes (dot_i8()), the eight rows'
+ * vectors folded by vphaddd into their block sums, and the float steps
+ * of legacy_block_step() lane by lane: the bits of the dot kernels, with
+ * one float step for eight rows. */
 static inline __attribute__((always_inline)) void
 whole_rows8(__m256i (*weights)(const uint8_t *, int, float *, float *), int nb, const uint8_t *w0, size_t w_stride,
-            int nr, const uint8_t *act, float *out)
+            int nr, const uint8_t *act, size_t act_stride, const int C, float *out, size_t out_stride)
 {
     const uint8_t *row[8];
     for (int r = 0; r < 8; r++) row[r] = w0 + (size_t)(r < nr ? r : nr - 1) * w_stride;
     const size_t bb = weights == q4_0_weights ? sizeof(struct gq_block_q4_0)
                       : weights == q5_0_weights ? sizeof(struct gq_block_q5_0)
                                                 : sizeof(struct gq_block_q8_0);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[MAX_TILE];
+    UNROLL
+    for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
     for (int i = 0; i < nb; i++) {
-        const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)act + i;
-        const __m256i y = _mm256_loadu_si256((const __m256i *)a->qs);
-        __m256i v[8];
+        __m256i x[8], ax[8];
         uint16_t dh[8];
         UNROLL
         for (int r = 0; r < 8; r++) {
             float d, m;
-            v[r] = dot_i8(weights(row[r], i, &d, &m), y);
+            x[r] = weights(row[r], i, &d, &m);
+            ax[r] = _mm256_sign_epi8(x[r], x[r]);
             dh[r] = load_u16(row[r] + (size_t)i * bb); /* d, a block's first two bytes */
         }
-        /* rows 0-3 and 4-7, each 128-bit half holding half of each row's lanes */
-        const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
-        const __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
-        const __m256i s = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20), _mm256_permute2x128_si256(h0, h1, 0x31));
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh));
-        const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(s), dw);
-        acc = _mm256_fmadd_ps(t, _mm256_set1_ps(h2f(a->d)), acc);
+        UNROLL
+        for (int c = 0; c < C; c++) {
+            const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)(act + (size_t)c * act_stride) + i;
+            const __m256i y = _mm256_loadu_si256((const __m256i *)a->qs);
+            __m256i v[8];
+            UNROLL
+            for (int r = 0; r < 8; r++)
+                v[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(ax[r], _mm256_sign_epi8(y, x[r])), _mm256_set1_epi16(1));
+            /* rows 0-3 and 4-7, each 128-bit half holding half of each row's lanes */
+            const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+            const __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+            const __m256i s = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20),
+                                               _mm256_permute2x128_si256(h0, h1, 0x31));
+            const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(s), dw);
+            acc[c] = _mm256_fmadd_ps(t, _mm256_set1_ps(h2f(a->d)), acc[c]);
+        }
     }
-    float o[8];
-    _mm256_storeu_ps(o, acc);
-    memcpy(out, o, sizeof(float) * (size_t)nr);
+    UNROLL
+    for (int c = 0; c < C; c++) {
+        float o[8];
+        _mm256_storeu_ps(o, acc[c]);
+        memcpy(out + (size_t)c * out_stride, o, sizeof(float) * (size_t)nr);
+    }
 }
 
-#define DEFINE_COLUMN_WHOLE8(NAME, WEIGHTS)                                                                        \
-    static void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride, \
-                     int64_t ncols, float *out, size_t out_stride)                                                \
+/* column_NAME(): one column, eight rows at a time; gemm_NAME(): ROW_BLOCK
+ * rows times MAX_TILE columns at a time, then the rest. */
+#define DEFINE_WHOLE8(NAME, WEIGHTS)                                                                                \
+    static void column_##NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,           \
+                              size_t act_stride, int64_t ncols, float *out, size_t out_stride)                     \
     {                                                                                                             \
-        (void)act_stride, (void)ncols, (void)out_stride;                                                          \
+        (void)ncols;                                                                                              \
         const uint8_t *wb = w;                                                                                    \
         for (int64_t r = 0; r < nrows; r += 8)                                                                    \
             whole_rows8(WEIGHTS, (int)(k / GQ_QK), wb + (size_t)r * w_stride, w_stride,                           \
-                        nrows - r < 8 ? (int)(nrows - r) : 8, act, out + r);                                      \
+                        nrows - r < 8 ? (int)(nrows - r) : 8, act, act_stride, 1, out + r, out_stride);           \
+    }                                                                                                             \
+    static void gemm_##NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,             \
+                            size_t act_stride, int64_t ncols, float *out, size_t out_stride)                       \
+    {                                                                                                             \
+        const uint8_t *wb = w, *ab = act;                                                                         \
+        const int nb = (int)(k / GQ_QK);                                                                          \
+        for (int64_t r0 = 0; r0 < nrows; r0 += ROW_BLOCK)                                                         \
+            for (int64_t c = 0; c < ncols; c += MAX_TILE)                                                         \
+                for (int64_t r = r0; r < nrows && r < r0 + ROW_BLOCK; r += 8) {                                   \
+                    const int nr = nrows - r < 8 ? (int)(nrows - r) : 8;                                          \
+                    const uint8_t *a = ab + (size_t)c * act_stride;                                               \
+                    float *o = out + (size_t)c * out_stride + r;                                                  \
+                    switch (ncols - c < MAX_TILE ? (int)(ncols - c) : MAX_TILE) {                                 \
+                    case 1: whole_rows8(WEIGHTS, nb, wb + (size_t)r * w_stride, w_stride, nr, a, act_stride, 1, o, out_stride); break; \
+                    case 2: whole_rows8(WEIGHTS, nb, wb + (size_t)r * w_stride, w_stride, nr, a, act_stride, 2, o, out_stride); break; \
+                    case 3: whole_rows8(WEIGHTS, nb, wb + (size_t)r * w_stride, w_stride, nr, a, act_stride, 3, o, out_stride); break; \
+                    default: whole_rows8(WEIGHTS, nb, wb + (size_t)r * w_stride, w_stride, nr, a, act_stride, MAX_TILE, o, out_stride); \
+                    }                                                                                             \
+                }                                                                                                 \
     }
-DEFINE_COLUMN_WHOLE8(column_q4_0, q4_0_weights)
-DEFINE_COLUMN_WHOLE8(column_q5_0, q5_0_weights)
-DEFINE_COLUMN_WHOLE8(column_q8_0, q8_0_weights)
+DEFINE_WHOLE8(q4_0, q4_0_weights)
+DEFINE_WHOLE8(q5_0, q5_0_weights)
+DEFINE_WHOLE8(q8_0, q8_0_weights)
 #endif
-DEFINE_GEMM_LEGACY(gemm_q4_1, q4_1_weights, struct gq_block_q4_1, 1)
-DEFINE_GEMM_LEGACY(gemm_q5_1, q5_1_weights, struct gq_block_q5_1, 1)
+DEFINE_GEMM_LEGACY(gemm_q4_1, q4_1_weights)
+DEFINE_GEMM_LEGACY(gemm_q5_1, q5_1_weights)
 
 #ifndef __AVX512VNNI__
 /* ------------------------------------------------------------------------ */
@@ -1930,7 +1998,9 @@ DEFINE_GEMM_LEGACY(gemm_q5_1, q5_1_weights, struct gq_block_q5_1, 1)
  * legacy_block_step(), lane by lane: the bits of the plain rows' products
  * (and of the VNNI level's). */
 
-#define IL2L_GROUPS 16 /* groups a pass of more than IL2_FEW columns takes */
+#define IL2_FEW 4                 /* columns a pass over the chunks takes */
+#define IL2_ACT_BYTES (256 << 10) /* inputs taken at a time by products of more (the L2 cache) */
+#define IL2L_GROUPS 16            /* groups a pass of more than IL2_FEW columns takes */
 
 /* Quad t (bytes 4t .. 4t + 3) of the 32 activations y in every lane. */
 static inline __m256i il2l_quad(const uint8_t *y, int t)
