@@ -439,6 +439,89 @@ il2_half_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const __m2
     }
 }
 
+/* A vpshufb control taking bytes j0 and j1 of each dword to the high bytes
+ * of its int16 halves (the low ones zero): shifted down by 8 with their
+ * sign, the signed int16 pair (byte j0, byte j1). */
+static inline __m256i il2_pair_hi(int j0, int j1)
+{
+    uint32_t ctl[4];
+    for (int k = 0; k < 4; k++)
+        ctl[k] = 0x80u | (uint32_t)(4 * k + j0) << 8 | 0x800000u | (uint32_t)(4 * k + j1) << 24;
+    return _mm256_broadcastsi128_si256(_mm_setr_epi32((int)ctl[0], (int)ctl[1], (int)ctl[2], (int)ctl[3]));
+}
+
+/* Quant kind e (0 .. 3: elements 32e + 4q .. of a 128-element half of the
+ * block) of a Q6_K quad vector: the nibbles of x (ql word q or 8 + q: x1
+ * for e = 0, 2, x2 for 1, 3; low for e < 2) with two bits of hb (qh) above,
+ * 0 .. 63. */
+static inline __attribute__((always_inline)) __m256i il2_q6k_unpack(const __m256i x, const __m256i hb, const int e)
+{
+    const __m256i lo = _mm256_and_si256(e < 2 ? x : _mm256_srli_epi16(x, 4), _mm256_set1_epi8(0x0f));
+    const __m256i hi = e == 0 ? _mm256_slli_epi16(hb, 4) : e == 1 ? _mm256_slli_epi16(hb, 2) : e == 2 ? hb : _mm256_srli_epi16(hb, 2);
+    return _mm256_or_si256(lo, _mm256_and_si256(hi, _mm256_set1_epi8(0x30)));
+}
+
+/* Half h (rows 8h .. 8h + 7) of the Q6_K chunk c times the nc columns'
+ * blocks a[], added to acc[] (the chunk's layout: dot.h, gq_ilk_pos()).
+ * Sub-block by sub-block (8hh + 2e + t: quads 4t .. 4t + 3 of kind e of
+ * the block's half hh), two quads' vpmaddubsw summed in int16 (at most 2
+ * x 2 x 63 x 128 < 2^15), then vpmaddwd with the sub-block's scale as an
+ * int16 pair; the offsets, 32 times the scales times the activations'
+ * 16-sums, by vpmaddwd of scale pairs with bsums pairs; then each row's
+ * float step as k_block_step() takes it: the scalar bits. */
+static inline __attribute__((always_inline)) void
+il2_half_q6_k(const uint8_t *c, int h, const struct gq_block_q8_k *const *a, const int nc, __m256 *acc)
+{
+    __m256i scv[4], isum[IL2K_FEW], off[IL2K_FEW];
+    UNROLL
+    for (int v = 0; v < 4; v++) scv[v] = _mm256_loadu_si256((const __m256i *)(c + 64 * v + 32 * h)); /* scales, words 48-51 */
+    UNROLL
+    for (int k = 0; k < nc; k++) isum[k] = off[k] = _mm256_setzero_si256();
+    UNROLL
+    for (int hh = 0; hh < 2; hh++)
+        UNROLL
+        for (int t = 0; t < 2; t++)
+            UNROLL
+            for (int e = 0; e < 4; e++) {
+                const int sub = 8 * hh + 2 * e + t;
+                const __m256i sc = _mm256_srai_epi16(_mm256_shuffle_epi8(scv[sub / 4], il2_pair_hi(sub % 4, sub % 4)), 8);
+                UNROLL
+                for (int pq = 0; pq < 2; pq++) {
+                    __m256i s16[IL2K_FEW];
+                    UNROLL
+                    for (int j = 0; j < 2; j++) {
+                        const int q = 4 * t + 2 * pq + j;
+                        const uint8_t *v3 = c + 64 * (4 + 3 * (8 * hh + q)) + 32 * h;
+                        const __m256i u = il2_q6k_unpack(_mm256_loadu_si256((const __m256i *)(v3 + 64 * (e & 1))),
+                                                         _mm256_loadu_si256((const __m256i *)(v3 + 128)), e);
+                        UNROLL
+                        for (int k = 0; k < nc; k++) {
+                            const __m256i p = _mm256_maddubs_epi16(u, il2_quad(a[k], 32 * hh + 8 * e + q));
+                            s16[k] = j ? _mm256_add_epi16(s16[k], p) : p;
+                        }
+                    }
+                    UNROLL
+                    for (int k = 0; k < nc; k++) isum[k] = _mm256_add_epi32(isum[k], _mm256_madd_epi16(s16[k], sc));
+                }
+            }
+    UNROLL
+    for (int u = 0; u < 8; u++) {
+        const __m256i pr = _mm256_srai_epi16(_mm256_shuffle_epi8(scv[u / 2], il2_pair_hi(2 * (u % 2), 2 * (u % 2) + 1)), 8);
+        UNROLL
+        for (int k = 0; k < nc; k++) {
+            int32_t bs;
+            memcpy(&bs, a[k]->bsums + 2 * u, 4);
+            off[k] = _mm256_add_epi32(off[k], _mm256_madd_epi16(pr, _mm256_set1_epi32(bs)));
+        }
+    }
+    const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(c + 64 * 52 + 16 * h)));
+    UNROLL
+    for (int k = 0; k < nc; k++) {
+        const __m256i tsum = _mm256_sub_epi32(isum[k], _mm256_slli_epi32(off[k], 5));
+        acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(_mm256_mul_ps(d, _mm256_set1_ps(a[k]->d)), _mm256_cvtepi32_ps(tsum)));
+    }
+}
+
 /* Rows 0 .. 16 * groups - 1 (interleaved) times nc <= IL2K_FEW columns
  * from column c0 (column c at act + c * act_stride).  The chunks are read
  * in order, one stream: each chunk's bytes IL2_AHEAD further on are
@@ -446,9 +529,9 @@ il2_half_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const __m2
 #define IL2_AHEAD 12288
 static inline __attribute__((always_inline)) void
 il2_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
-            int64_t c0, float *out, size_t out_stride, const int nc)
+            int64_t c0, float *out, size_t out_stride, const int nc, const int type)
 {
-    const size_t bb = sizeof(struct gq_block_q4_k);
+    const size_t bb = type == GGUF_T_Q6_K ? sizeof(struct gq_block_q6_k) : sizeof(struct gq_block_q4_k);
     const uint8_t *end = w + (size_t)groups * GQ_IL16_ROWS * w_stride;
     for (int64_t g = 0; g < groups; g++) {
         const uint8_t *c = gq_il_chunk(w, w_stride, g, 0, bb);
@@ -459,10 +542,16 @@ il2_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uin
             const uint8_t *pf = c + IL2_AHEAD, *pf_end = pf + GQ_IL16_ROWS * bb < end ? pf + GQ_IL16_ROWS * bb : end;
             for (; pf < pf_end; pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T0);
             const struct gq_block_q8_k *a[IL2K_FEW];
+            UNROLL
+            for (int k = 0; k < nc; k++) a[k] = (const struct gq_block_q8_k *)(act + (size_t)(c0 + k) * act_stride) + i;
+            if (type == GGUF_T_Q6_K) {
+                il2_half_q6_k(c, 0, a, nc, acc[0]);
+                il2_half_q6_k(c, 1, a, nc, acc[1]);
+                continue;
+            }
             __m256i pr[IL2K_FEW];
             UNROLL
             for (int k = 0; k < nc; k++) {
-                a[k] = (const struct gq_block_q8_k *)(act + (size_t)(c0 + k) * act_stride) + i;
                 const __m256i bs = _mm256_loadu_si256((const __m256i *)a[k]->bsums);
                 pr[k] = _mm256_hadd_epi16(bs, bs);
             }
@@ -478,31 +567,35 @@ il2_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uin
 
 static inline __attribute__((always_inline)) void
 il2_cols(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
-         int64_t c0, int64_t nc, float *out, size_t out_stride)
+         int64_t c0, int64_t nc, float *out, size_t out_stride, const int type)
 {
     if (nc == 1)
-        il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 1);
+        il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 1, type);
     else
-        il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 2);
+        il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 2, type);
 }
 
-/* Rows 8h .. 8h + 7 of the chunks of a group's nb Q4_K blocks (at c) as
- * plain rows of nb blocks at buf: each 8 x 8 words of a half-chunk
- * transposed, the last four words of each block 8 x 4. */
-static void il2_plain_q4_k(const uint8_t *c, int nb, uint8_t *buf)
+/* The chunks of a group's nb Q4_K or Q6_K blocks (at c) as sixteen plain
+ * rows of nb blocks at buf: the words of each half-chunk (rows 8h .. 8h
+ * + 7) transposed eight by eight, in the rows' order (gq_ilk_pos()), the
+ * last four of a block eight by four; Q6_K's d from the chunk's end. */
+static inline __attribute__((always_inline)) void il2_plain(const uint8_t *c, int nb, uint8_t *buf, const int type)
 {
-    const size_t bb = sizeof(struct gq_block_q4_k), rb = (size_t)nb * bb;
-    for (int i = 0; i < nb; i++, c += GQ_IL16_ROWS * bb)
+    const int words = type == GGUF_T_Q6_K ? 52 : 36;
+    const size_t bb = type == GGUF_T_Q6_K ? sizeof(struct gq_block_q6_k) : sizeof(struct gq_block_q4_k);
+    const size_t rb = (size_t)nb * bb;
+    for (int i = 0; i < nb; i++, c += GQ_IL16_ROWS * bb) {
         UNROLL
         for (int h = 0; h < 2; h++)
             UNROLL
-            for (int q = 0; q < 5; q++) {
-                /* v[j] lane r: word 8q + j of row 8h + r (words past 35: none) */
+            for (int q = 0; q < (words + 7) / 8; q++) {
+                /* v[j] lane r: word 8q + j of row 8h + r (words past the block's: none) */
                 __m256i v[8], t[8], u[8];
                 UNROLL
                 for (int j = 0; j < 8; j++)
-                    v[j] = 8 * q + j < 36 ? _mm256_loadu_si256((const __m256i *)(c + 64 * (8 * q + j) + 32 * h))
-                                          : _mm256_setzero_si256();
+                    v[j] = 8 * q + j < words
+                               ? _mm256_loadu_si256((const __m256i *)(c + 64 * gq_ilk_pos((uint32_t)type, 8 * q + j) + 32 * h))
+                               : _mm256_setzero_si256();
                 UNROLL
                 for (int j = 0; j < 4; j++) {
                     t[2 * j] = _mm256_unpacklo_epi32(v[2 * j], v[2 * j + 1]);
@@ -523,43 +616,54 @@ static void il2_plain_q4_k(const uint8_t *c, int nb, uint8_t *buf)
                     const __m256i lo = u[r % 4], hi = u[4 + r % 4];
                     const __m256i row = r < 4 ? _mm256_permute2x128_si256(lo, hi, 0x20)
                                               : _mm256_permute2x128_si256(lo, hi, 0x31);
-                    if (q < 4)
+                    if (8 * q + 8 <= words)
                         _mm256_storeu_si256((__m256i *)d, row);
                     else
                         _mm_storeu_si128((__m128i *)d, _mm256_castsi256_si128(row));
                 }
             }
+        for (int r = 0; type == GGUF_T_Q6_K && r < GQ_IL16_ROWS; r++)
+            memcpy(buf + (size_t)r * rb + (size_t)i * bb + 4 * (size_t)words, c + 64 * (size_t)words + 2 * (size_t)r, 2);
+    }
 }
 
-/* The product: the groups below whole, one or two columns a pass over
- * them (il2_columns()); IL2_PLAIN_MIN columns or more (where
- * il2_columns()'s speed, at 4 columns 0.7 times the plain rows', moved
- * between builds with gcc's scheduling of it), each group turned back
- * into plain rows in an L1/L2 buffer, then k4_tile(), the plain rows' own
- * products, at their speed less the transposes (0.84, 0.94, 0.97 times at
- * 4, 16 and 64 columns); then the rows past the groups, plain. */
-static void il2_q4_k(int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act,
-                     size_t act_stride, int64_t ncols, float *out, size_t out_stride)
+/* The products of Q4_K (k4_tile()) or Q6_K (q6k_tile()) on interleaved
+ * rows: the groups below whole, one or two columns a pass over them
+ * (il2_columns()); IL2_PLAIN_MIN columns or more (where il2_columns()'s
+ * speed for Q4_K, at 4 columns 0.7 times the plain rows', moved between
+ * builds with gcc's scheduling of it), each group turned back into plain
+ * rows in an L1/L2 buffer, then the tiles of the plain rows, at their
+ * speed less the transposes (Q4_K: 0.84, 0.94, 0.97 times at 4, 16 and 64
+ * columns); then the rows past the groups, plain. */
+#define IL2_TILE(C)                                                                                      \
+    do {                                                                                                 \
+        if (type == GGUF_T_Q6_K)                                                                         \
+            q6k_tile(nb, row, a, act_stride, C, o, out_stride, 0);                                       \
+        else                                                                                             \
+            k4_tile(nb, row, a, act_stride, C, o, out_stride, 0);                                        \
+    } while (0)
+static inline __attribute__((always_inline)) void
+il2_k(int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride,
+      int64_t ncols, float *out, size_t out_stride, const int type)
 {
+    const size_t bb = type == GGUF_T_Q6_K ? sizeof(struct gq_block_q6_k) : sizeof(struct gq_block_q4_k);
     const int nb = (int)(k / GQ_QK_K);
     const int64_t groups = whole / GQ_IL16_ROWS;
     const uint8_t *wb = w, *ab = act;
-    /* IL2_PLAIN_MIN columns or more: each group as plain rows again, then
-     * k4_tile()'s tiles of MAX_TILE columns, the plain rows' own products */
-    uint8_t *buf = ncols >= IL2_PLAIN_MIN && groups ? malloc(GQ_IL16_ROWS * (size_t)nb * sizeof(struct gq_block_q4_k)) : NULL;
+    uint8_t *buf = ncols >= IL2_PLAIN_MIN && groups ? malloc(GQ_IL16_ROWS * (size_t)nb * bb) : NULL;
     if (buf) {
-        const size_t rb = (size_t)nb * sizeof(struct gq_block_q4_k);
+        const size_t rb = (size_t)nb * bb;
         for (int64_t g = 0; g < groups; g++) {
-            il2_plain_q4_k(gq_il_chunk(wb, w_stride, g, 0, sizeof(struct gq_block_q4_k)), nb, buf);
+            il2_plain(gq_il_chunk(wb, w_stride, g, 0, bb), nb, buf, type);
             for (int64_t c = 0; c < ncols; c += MAX_TILE)
                 for (int r = 0; r < GQ_IL16_ROWS; r++) {
                     const uint8_t *row = buf + (size_t)r * rb, *a = ab + (size_t)c * act_stride;
                     float *o = out + (size_t)c * out_stride + (size_t)g * GQ_IL16_ROWS + r;
                     switch (ncols - c < MAX_TILE ? (int)(ncols - c) : MAX_TILE) {
-                    case 1: k4_tile(nb, row, a, act_stride, 1, o, out_stride, 0); break;
-                    case 2: k4_tile(nb, row, a, act_stride, 2, o, out_stride, 0); break;
-                    case 3: k4_tile(nb, row, a, act_stride, 3, o, out_stride, 0); break;
-                    default: k4_tile(nb, row, a, act_stride, MAX_TILE, o, out_stride, 0); break;
+                    case 1: IL2_TILE(1); break;
+                    case 2: IL2_TILE(2); break;
+                    case 3: IL2_TILE(3); break;
+                    default: IL2_TILE(MAX_TILE); break;
                     }
                 }
         }
@@ -568,13 +672,16 @@ static void il2_q4_k(int64_t whole, int64_t k, const void *w, size_t w_stride, i
         /* (and where no buffer could be had) IL2K_FEW columns a pass */
         for (int64_t c = 0; c < ncols; c += IL2K_FEW)
             il2_cols(wb, w_stride, groups, nb, ab, act_stride, c, ncols - c < IL2K_FEW ? ncols - c : IL2K_FEW, out,
-                     out_stride);
+                     out_stride, type);
     }
     for (int64_t r = whole; r < nrows; r++)
-        for (int64_t c = 0; c < ncols; c++)
-            k4_tile(nb, wb + (size_t)r * w_stride, ab + (size_t)c * act_stride, 0, 1, out + (size_t)c * out_stride + r,
-                    0, 0);
+        for (int64_t c = 0; c < ncols; c++) {
+            const uint8_t *row = wb + (size_t)r * w_stride, *a = ab + (size_t)c * act_stride;
+            float *o = out + (size_t)c * out_stride + r;
+            IL2_TILE(1);
+        }
 }
+#undef IL2_TILE
 #endif
 
 #ifdef __AVX512VNNI__
@@ -2163,7 +2270,9 @@ void gq_matmul_il_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, 
                        const void *act, size_t act_stride, int64_t ncols, float *out, size_t out_stride)
 {
     if (wtype == GGUF_T_Q4_K)
-        il2_q4_k(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride);
+        il2_k(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_K);
+    else if (wtype == GGUF_T_Q6_K)
+        il2_k(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q6_K);
     else if (wtype == GGUF_T_Q4_0)
         il2l_type(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_0, gemm_q4_0,
                   column_q4_0);

@@ -494,12 +494,12 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
                       GGUF_E_UNSUPPORTED, "%s packed without a packed form", ti.name);
         }
         /* interleaved rows: Q4_K, Q5_K, Q6_K, Q4_0, Q5_0 and Q8_0 in groups
-         * of sixteen, at the VNNI and amx levels; Q4_K, Q4_0, Q5_0 and Q8_0
-         * at avx2 (and at avx512 without VNNI) */
+         * of sixteen, at the VNNI and amx levels; all but Q5_K at avx2 (and
+         * at avx512 without VNNI) */
         const int k_quant = t == GGUF_T_Q4_K || t == GGUF_T_Q5_K || t == GGUF_T_Q6_K;
         const int q32 = t == GGUF_T_Q4_0 || t == GGUF_T_Q5_0 || t == GGUF_T_Q8_0;
         const int vnni = l >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
-        const int il_here = ((k_quant || q32) && vnni) || ((t == GGUF_T_Q4_K || q32) && l >= GGUF_SIMD_AVX2);
+        const int il_here = ((k_quant || q32) && vnni) || ((t == GGUF_T_Q4_K || t == GGUF_T_Q6_K || q32) && l >= GGUF_SIMD_AVX2);
         CHECK(gguf_matmul_il_rows(t) == (il_here ? 16 : 0), "%s at %s: interleaved rows %d", ti.name,
               gguf_simd_name(l), gguf_matmul_il_rows(t));
         if (il_here) {
