@@ -214,7 +214,7 @@ static inline int gq_ilk_pos(uint32_t wtype, int j)
  * avx512 on a CPU without VNNI). */
 static inline int gq_il_avx2_type(uint32_t wtype)
 {
-    return wtype == GGUF_T_Q4_K || wtype == GGUF_T_Q6_K || gq_il32_type(wtype);
+    return gq_ilk_type(wtype) || gq_il32_type(wtype);
 }
 /* Their products on interleaved rows below `whole`, any number of
  * columns (matmul-x86.c, AVX2); the bits of the same products on plain

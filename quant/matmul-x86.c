@@ -339,7 +339,10 @@ q6k_tile(int nb, const uint8_t *row, const uint8_t *act, size_t act_stride, cons
  * k_block_step() and k_block_step_mins() with each row's d and dmin: the
  * scalar bits, with no folding. */
 #define IL2K_FEW 2      /* columns a pass over the chunks takes */
-#define IL2_PLAIN_MIN 3 /* columns from which the rows are turned back into plain ones */
+/* The columns from which the rows are turned back into plain ones (Q5_K:
+ * at two columns the interleaved kernel went at 0.77 times the plain
+ * rows' speed). */
+#define IL2_PLAIN_MIN(type) ((type) == GGUF_T_Q5_K ? 2 : 3)
 
 /* A vpshufb control taking bytes j0 and j1 of each dword as the int16
  * pair (byte j0, byte j1), zero-extended. */
@@ -359,13 +362,41 @@ static inline __m256i il2_quad(const struct gq_block_q8_k *a, int t)
     return _mm256_set1_epi32(v);
 }
 
-/* Half h (rows 8h .. 8h + 7) of the Q4_K chunk c times the nc columns'
- * blocks a[], added to acc[]: pr[k] holds column k's 32-sums of the
+/* The bytes of a block of Q4_K, Q5_K or Q6_K. */
+static inline size_t il2_block_bytes(const int type)
+{
+    return type == GGUF_T_Q6_K   ? sizeof(struct gq_block_q6_k)
+           : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
+                                 : sizeof(struct gq_block_q4_k);
+}
+
+/* Quad q of sub-blocks 2p (lo) and 2p + 1 (hi) of a Q4_K or Q5_K chunk c
+ * (at the half's offset): the nibbles of qs word 8p + q, and Q5_K's fifth
+ * bits, bits 2p and 2p + 1 of qh word q (dot.h, gq_ilk_pos()). */
+static inline __attribute__((always_inline)) void il2_k4_quads(const uint8_t *c, int p, int q, __m256i *lo, __m256i *hi,
+                                                               const int type)
+{
+    const __m256i low = _mm256_set1_epi8(0x0f);
+    const int at = type == GGUF_T_Q5_K ? (p == 0 ? 4 + 2 * q : 12 + 8 * p + q) : 4 + 8 * p + q;
+    const __m256i x = _mm256_loadu_si256((const __m256i *)(c + 64 * at));
+    *lo = _mm256_and_si256(x, low);
+    *hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
+    if (type != GGUF_T_Q5_K) return;
+    const __m256i hb = _mm256_loadu_si256((const __m256i *)(c + 64 * (4 + 2 * q + 1))), b4 = _mm256_set1_epi8(0x10);
+    /* bit 2p to bit 4, then bit 2p + 1 */
+    const __m256i h0 = p == 0 ? _mm256_slli_epi16(hb, 4) : p == 1 ? _mm256_slli_epi16(hb, 2) : p == 2 ? hb : _mm256_srli_epi16(hb, 2);
+    const __m256i h1 = p == 0 ? _mm256_slli_epi16(hb, 3) : p == 1 ? _mm256_slli_epi16(hb, 1) : p == 2 ? _mm256_srli_epi16(hb, 1) : _mm256_srli_epi16(hb, 3);
+    *lo = _mm256_or_si256(*lo, _mm256_and_si256(h0, b4));
+    *hi = _mm256_or_si256(*hi, _mm256_and_si256(h1, b4));
+}
+
+/* Half h (rows 8h .. 8h + 7) of the Q4_K or Q5_K chunk c times the nc
+ * columns' blocks a[], added to acc[]: pr[k] holds column k's 32-sums of the
  * sub-blocks as int16 pairs, sub-blocks 2p and 2p + 1 in dword p of
  * lane p / 2 (vphaddw of its 16-sums). */
 static inline __attribute__((always_inline)) void
-il2_half_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const __m256i *pr, const int nc,
-              __m256 *acc)
+il2_half_k4(const uint8_t *c, const struct gq_block_q8_k *const *a, const __m256i *pr, const int nc, __m256 *acc,
+            const int type)
 {
     const __m256i low = _mm256_set1_epi8(0x0f), six = _mm256_set1_epi8(0x3f), m30 = _mm256_set1_epi8(0x30);
     /* word 0: d (low half) and dmin of each row; the two sets apart */
@@ -389,11 +420,7 @@ il2_half_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const __m2
     __m256i nib[64]; /* (nc > 1) */
     if (nc > 1)
         UNROLL
-        for (int t = 0; t < 32; t++) {
-            const __m256i x = _mm256_loadu_si256((const __m256i *)(c + 64 * (4 + t)));
-            nib[2 * t] = _mm256_and_si256(x, low);
-            nib[2 * t + 1] = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
-        }
+        for (int t = 0; t < 32; t++) il2_k4_quads(c, t / 8, t % 8, &nib[2 * t], &nib[2 * t + 1], type);
     __m256i isum[IL2K_FEW], imin[IL2K_FEW];
     UNROLL
     for (int k = 0; k < nc; k++) {
@@ -402,8 +429,11 @@ il2_half_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const __m2
         for (int p = 0; p < 4; p++) {
             const __m256i sc = p < 2 ? sc03 : sc47, mn = p < 2 ? mn03 : mn47;
             const int j0 = 2 * p % 4, j1 = j0 + 1;
+            const __m256i s0 = _mm256_shuffle_epi8(sc, il2_pair_sel(j0, j0));
+            const __m256i s1 = _mm256_shuffle_epi8(sc, il2_pair_sel(j1, j1));
             /* the sub-blocks' pair sums in int16 (8 quads of products of at
-             * most 2 * 15 * 128 each: below 2^15), then scaled */
+             * most 2 * 15 * 128 each, Q5_K's 4 of 2 * 31 * 128: below
+             * 2^15), then scaled */
             __m256i slo = _mm256_setzero_si256(), shi = _mm256_setzero_si256();
             UNROLL
             for (int q = 0; q < 8; q++) {
@@ -414,17 +444,18 @@ il2_half_q4_k(const uint8_t *c, const struct gq_block_q8_k *const *a, const __m2
                     lo = nib[2 * (8 * p + q)];
                     hi = nib[2 * (8 * p + q) + 1];
                 } else {
-                    const __m256i x = _mm256_loadu_si256((const __m256i *)(c + 64 * (4 + 8 * p + q)));
-                    lo = _mm256_and_si256(x, low);
-                    hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
+                    il2_k4_quads(c, p, q, &lo, &hi, type);
                 }
                 slo = _mm256_add_epi16(slo, _mm256_maddubs_epi16(lo, il2_quad(a[k], 16 * p + q)));
                 shi = _mm256_add_epi16(shi, _mm256_maddubs_epi16(hi, il2_quad(a[k], 16 * p + 8 + q)));
                 __asm__("" : "+x"(slo), "+x"(shi)); /* chains in registers (keep_chain()) */
+                if (type == GGUF_T_Q5_K && q % 4 == 3) { /* Q5_K: four quads' sums at a time */
+                    isum[k] = _mm256_add_epi32(isum[k], _mm256_add_epi32(_mm256_madd_epi16(slo, s0), _mm256_madd_epi16(shi, s1)));
+                    slo = shi = _mm256_setzero_si256();
+                }
             }
-            const __m256i s0 = _mm256_shuffle_epi8(sc, il2_pair_sel(j0, j0));
-            const __m256i s1 = _mm256_shuffle_epi8(sc, il2_pair_sel(j1, j1));
-            isum[k] = _mm256_add_epi32(isum[k], _mm256_add_epi32(_mm256_madd_epi16(slo, s0), _mm256_madd_epi16(shi, s1)));
+            if (type != GGUF_T_Q5_K)
+                isum[k] = _mm256_add_epi32(isum[k], _mm256_add_epi32(_mm256_madd_epi16(slo, s0), _mm256_madd_epi16(shi, s1)));
             /* the two sub-blocks' mins as an int16 pair, times their 32-sums */
             const __m256i m = _mm256_shuffle_epi8(mn, il2_pair_sel(j0, j1));
             imin[k] = _mm256_add_epi32(
@@ -531,7 +562,7 @@ static inline __attribute__((always_inline)) void
 il2_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
             int64_t c0, float *out, size_t out_stride, const int nc, const int type)
 {
-    const size_t bb = type == GGUF_T_Q6_K ? sizeof(struct gq_block_q6_k) : sizeof(struct gq_block_q4_k);
+    const size_t bb = il2_block_bytes(type);
     const uint8_t *end = w + (size_t)groups * GQ_IL16_ROWS * w_stride;
     for (int64_t g = 0; g < groups; g++) {
         const uint8_t *c = gq_il_chunk(w, w_stride, g, 0, bb);
@@ -555,8 +586,8 @@ il2_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uin
                 const __m256i bs = _mm256_loadu_si256((const __m256i *)a[k]->bsums);
                 pr[k] = _mm256_hadd_epi16(bs, bs);
             }
-            il2_half_q4_k(c, a, pr, nc, acc[0]);
-            il2_half_q4_k(c + 32, a, pr, nc, acc[1]);
+            il2_half_k4(c, a, pr, nc, acc[0], type);
+            il2_half_k4(c + 32, a, pr, nc, acc[1], type);
         }
         UNROLL
         for (int k = 0; k < nc; k++)
@@ -565,14 +596,32 @@ il2_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uin
     }
 }
 
+/* Each type and column count compiled on its own (inlined together into
+ * one function, gcc scheduled the Q6_K kernel a quarter slower once the
+ * Q5_K one was added beside it). */
+#define IL2_COLUMNS_FN(NAME, TYPE, NC)                                                                         \
+    static __attribute__((noinline)) void NAME(const uint8_t *w, size_t w_stride, int64_t groups, int nb,     \
+                                               const uint8_t *act, size_t act_stride, int64_t c0, float *out, \
+                                               size_t out_stride)                                             \
+    {                                                                                                         \
+        il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, NC, TYPE);                 \
+    }
+IL2_COLUMNS_FN(il2_q4_k_1, GGUF_T_Q4_K, 1)
+IL2_COLUMNS_FN(il2_q4_k_2, GGUF_T_Q4_K, 2)
+IL2_COLUMNS_FN(il2_q5_k_1, GGUF_T_Q5_K, 1)
+IL2_COLUMNS_FN(il2_q5_k_2, GGUF_T_Q5_K, 2)
+IL2_COLUMNS_FN(il2_q6_k_1, GGUF_T_Q6_K, 1)
+IL2_COLUMNS_FN(il2_q6_k_2, GGUF_T_Q6_K, 2)
+
 static inline __attribute__((always_inline)) void
 il2_cols(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
          int64_t c0, int64_t nc, float *out, size_t out_stride, const int type)
 {
-    if (nc == 1)
-        il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 1, type);
-    else
-        il2_columns(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride, 2, type);
+    typedef void (*fn)(const uint8_t *, size_t, int64_t, int, const uint8_t *, size_t, int64_t, float *, size_t);
+    const fn f = type == GGUF_T_Q6_K   ? (nc == 1 ? il2_q6_k_1 : il2_q6_k_2)
+                 : type == GGUF_T_Q5_K ? (nc == 1 ? il2_q5_k_1 : il2_q5_k_2)
+                                       : (nc == 1 ? il2_q4_k_1 : il2_q4_k_2);
+    f(w, w_stride, groups, nb, act, act_stride, c0, out, out_stride);
 }
 
 /* The chunks of a group's nb Q4_K or Q6_K blocks (at c) as sixteen plain
@@ -581,8 +630,8 @@ il2_cols(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_
  * last four of a block eight by four; Q6_K's d from the chunk's end. */
 static inline __attribute__((always_inline)) void il2_plain(const uint8_t *c, int nb, uint8_t *buf, const int type)
 {
-    const int words = type == GGUF_T_Q6_K ? 52 : 36;
-    const size_t bb = type == GGUF_T_Q6_K ? sizeof(struct gq_block_q6_k) : sizeof(struct gq_block_q4_k);
+    const size_t bb = il2_block_bytes(type);
+    const int words = (int)(bb / 4);
     const size_t rb = (size_t)nb * bb;
     for (int i = 0; i < nb; i++, c += GQ_IL16_ROWS * bb) {
         UNROLL
@@ -627,30 +676,34 @@ static inline __attribute__((always_inline)) void il2_plain(const uint8_t *c, in
     }
 }
 
-/* The products of Q4_K (k4_tile()) or Q6_K (q6k_tile()) on interleaved
- * rows: the groups below whole, one or two columns a pass over them
- * (il2_columns()); IL2_PLAIN_MIN columns or more (where il2_columns()'s
- * speed for Q4_K, at 4 columns 0.7 times the plain rows', moved between
- * builds with gcc's scheduling of it), each group turned back into plain
- * rows in an L1/L2 buffer, then the tiles of the plain rows, at their
- * speed less the transposes (Q4_K: 0.84, 0.94, 0.97 times at 4, 16 and 64
- * columns); then the rows past the groups, plain. */
+/* The products of Q4_K, Q5_K (k4_tile()) or Q6_K (q6k_tile()) on
+ * interleaved rows: the groups below whole, one or two columns a pass
+ * over them (il2_columns()); IL2_PLAIN_MIN columns or more (where
+ * il2_columns()'s speed for Q4_K, at 4 columns 0.7 times the plain rows',
+ * moved between builds with gcc's scheduling of it), each group turned
+ * back into plain rows in a buffer (in the L2 cache: rows of at most
+ * IL2_PLAIN_BYTES / 16 bytes; longer ones stay with il2_columns()), then
+ * the tiles of the plain rows, at their speed less the transposes (Q4_K:
+ * 0.84, 0.94, 0.97 times at 4, 16 and 64 columns); then the rows past the
+ * groups, plain. */
+#define IL2_PLAIN_BYTES (1 << 20)
 #define IL2_TILE(C)                                                                                      \
     do {                                                                                                 \
         if (type == GGUF_T_Q6_K)                                                                         \
             q6k_tile(nb, row, a, act_stride, C, o, out_stride, 0);                                       \
         else                                                                                             \
-            k4_tile(nb, row, a, act_stride, C, o, out_stride, 0);                                        \
+            k4_tile(nb, row, a, act_stride, C, o, out_stride, type == GGUF_T_Q5_K);                      \
     } while (0)
 static inline __attribute__((always_inline)) void
 il2_k(int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *act, size_t act_stride,
       int64_t ncols, float *out, size_t out_stride, const int type)
 {
-    const size_t bb = type == GGUF_T_Q6_K ? sizeof(struct gq_block_q6_k) : sizeof(struct gq_block_q4_k);
+    const size_t bb = il2_block_bytes(type);
     const int nb = (int)(k / GQ_QK_K);
     const int64_t groups = whole / GQ_IL16_ROWS;
     const uint8_t *wb = w, *ab = act;
-    uint8_t *buf = ncols >= IL2_PLAIN_MIN && groups ? malloc(GQ_IL16_ROWS * (size_t)nb * bb) : NULL;
+    const size_t buf_bytes = GQ_IL16_ROWS * (size_t)nb * bb;
+    uint8_t *buf = ncols >= IL2_PLAIN_MIN(type) && groups && buf_bytes <= IL2_PLAIN_BYTES ? malloc(buf_bytes) : NULL;
     if (buf) {
         const size_t rb = (size_t)nb * bb;
         for (int64_t g = 0; g < groups; g++) {
@@ -669,7 +722,7 @@ il2_k(int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows, c
         }
         free(buf);
     } else {
-        /* (and where no buffer could be had) IL2K_FEW columns a pass */
+        /* (and where no buffer was taken or could be had) IL2K_FEW columns a pass */
         for (int64_t c = 0; c < ncols; c += IL2K_FEW)
             il2_cols(wb, w_stride, groups, nb, ab, act_stride, c, ncols - c < IL2K_FEW ? ncols - c : IL2K_FEW, out,
                      out_stride, type);
@@ -2271,6 +2324,8 @@ void gq_matmul_il_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, 
 {
     if (wtype == GGUF_T_Q4_K)
         il2_k(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q4_K);
+    else if (wtype == GGUF_T_Q5_K)
+        il2_k(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q5_K);
     else if (wtype == GGUF_T_Q6_K)
         il2_k(whole, k, w, w_stride, nrows, act, act_stride, ncols, out, out_stride, GGUF_T_Q6_K);
     else if (wtype == GGUF_T_Q4_0)

@@ -494,12 +494,11 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
                       GGUF_E_UNSUPPORTED, "%s packed without a packed form", ti.name);
         }
         /* interleaved rows: Q4_K, Q5_K, Q6_K, Q4_0, Q5_0 and Q8_0 in groups
-         * of sixteen, at the VNNI and amx levels; all but Q5_K at avx2 (and
-         * at avx512 without VNNI) */
+         * of sixteen, at every level from avx2 */
         const int k_quant = t == GGUF_T_Q4_K || t == GGUF_T_Q5_K || t == GGUF_T_Q6_K;
         const int q32 = t == GGUF_T_Q4_0 || t == GGUF_T_Q5_0 || t == GGUF_T_Q8_0;
         const int vnni = l >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
-        const int il_here = ((k_quant || q32) && vnni) || ((t == GGUF_T_Q4_K || t == GGUF_T_Q6_K || q32) && l >= GGUF_SIMD_AVX2);
+        const int il_here = ((k_quant || q32) && vnni) || ((k_quant || q32) && l >= GGUF_SIMD_AVX2);
         CHECK(gguf_matmul_il_rows(t) == (il_here ? 16 : 0), "%s at %s: interleaved rows %d", ti.name,
               gguf_simd_name(l), gguf_matmul_il_rows(t));
         if (il_here) {
@@ -575,6 +574,8 @@ static void test_matmul(void)
         if (bs == 256) check_matmul(t, 37, 2 * bs, 140, 1);
         /* more blocks than one pass of the block products takes */
         if (bs == 256) check_matmul(t, 40, 14 * bs, 70, 0);
+        /* rows too long for the avx2 level's plain copy of a group (1 MiB) */
+        if (bs == 256) check_matmul(t, 21, 520 * bs, 3, 1);
         check_matmul(t, 0, bs, 4, 0); /* no rows: nothing to do */
         check_matmul(t, 3, bs, 0, 0); /* no columns */
         CHECK(gguf_matmul_act_type(t) == gq_dot_act_type(t), "%s act type", info(t).name);

@@ -489,10 +489,9 @@ await_output() {
 }
 
 # --- repacked weights: the same logits and tokens as the mapped rows ---
-# (the CPU backend copies the K-quant, Q4_0, Q5_0 and Q8_0 matrices
-# interleaved where the SIMD level reads them so: avx512 with VNNI; all
-# but the Q5_K matrices at avx2, and at avx512 without VNNI; elsewhere
-# nothing is repacked).  Three mixtures: small's Q4_K_M and
+# (the CPU backend copies the Q4_K, Q5_K, Q6_K, Q4_0, Q5_0 and Q8_0
+# matrices interleaved where the SIMD level reads them so: from avx2 on;
+# below it nothing is repacked).  Three mixtures: small's Q4_K_M and
 # Q5_K_M (Q4_K, Q5_K, Q6_K), and tiny's Q5_0 and Q8_0 (its rows of 64 and
 # 128 take no K-quant), with an output matrix of its own.
 "$SYNTH" -j 1 --size small --type q4_k_m --seed 11 -o "$tmp/q4km.gguf" 2>/dev/null || hard_error "gguf-synth failed"
@@ -513,12 +512,9 @@ for m in q4km q4km-32 q5km; do
     run 0 repack-batch "$RUN" -m "$tmp/$m.gguf" -t 2 --temp 0 -n 12 --ignore-eos --each-line --parallel 4 < "$tmp/lines4"
     run 0 norepack-batch "$RUN" -m "$tmp/$m.gguf" -t 2 --temp 0 -n 12 --ignore-eos --each-line --parallel 4 --no-repack < "$tmp/lines4"
     check "repacked $m: the same batched replies" cmp -s "$tmp/repack-batch.out" "$tmp/norepack-batch.out"
-    if grep -q '^device: cpu: .*SIMD avx512$' "$tmp/repack-gen.err" && grep -qw avx512_vnni /proc/cpuinfo 2>/dev/null; then
-        check "repacked $m at avx512: some weights" grep -Eq '^memory bytes: .*, repacked [1-9][0-9]*$' "$tmp/repack-gen.err"
-        check "repacked $m at avx512: said on the memory line" grep -q 'MiB of them repacked in memory' "$tmp/repack-gen.err"
-    elif grep -Eq '^device: cpu: .*SIMD avx(2|512)$' "$tmp/repack-gen.err"; then
-        check "repacked $m at avx2: its Q4_K, Q6_K, Q5_0 and Q8_0 weights" \
-            grep -Eq '^memory bytes: .*, repacked [1-9][0-9]*$' "$tmp/repack-gen.err"
+    if grep -Eq '^device: cpu: .*SIMD (avx2|avx512|amx)$' "$tmp/repack-gen.err"; then
+        check "repacked $m from avx2: its weights" grep -Eq '^memory bytes: .*, repacked [1-9][0-9]*$' "$tmp/repack-gen.err"
+        check "repacked $m from avx2: said on the memory line" grep -q 'MiB of them repacked in memory' "$tmp/repack-gen.err"
     else
         check "repacked $m below avx2: none" \
             grep -Eq '^memory bytes: .*, repacked 0$' "$tmp/repack-gen.err"
