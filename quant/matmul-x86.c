@@ -708,8 +708,12 @@ il2_k(int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows, c
         const size_t rb = (size_t)nb * bb;
         for (int64_t g = 0; g < groups; g++) {
             il2_plain(gq_il_chunk(wb, w_stride, g, 0, bb), nb, buf, type);
+            /* the next group, a sixteenth as each row of the first tile is taken */
+            const char *next = (const char *)gq_il_chunk(wb, w_stride, g + 1, 0, bb);
+            const size_t part = g + 1 < groups ? rb : 0;
             for (int64_t c = 0; c < ncols; c += MAX_TILE)
                 for (int r = 0; r < GQ_IL16_ROWS; r++) {
+                    for (size_t o = 0; c == 0 && o < part; o += 64) _mm_prefetch(next + (size_t)r * rb + o, _MM_HINT_T0);
                     const uint8_t *row = buf + (size_t)r * rb, *a = ab + (size_t)c * act_stride;
                     float *o = out + (size_t)c * out_stride + (size_t)g * GQ_IL16_ROWS + r;
                     switch (ncols - c < MAX_TILE ? (int)(ncols - c) : MAX_TILE) {
