@@ -211,7 +211,7 @@ static inline int gq_ilk_pos(uint32_t wtype, int j)
 
 #ifdef GQ_HAVE_AVX2
 /* The types with products on interleaved rows at the avx2 level (and at
- * avx512 on a CPU without VNNI). */
+ * avx512 on a CPU without VNNI): all of the VNNI level's. */
 static inline int gq_il_avx2_type(uint32_t wtype)
 {
     return gq_ilk_type(wtype) || gq_il32_type(wtype);

@@ -152,7 +152,10 @@ GGUF_API int gguf_matmul_quantize(uint32_t wtype, const float *src, void *dst, i
  * rounding from the scalar path's: by at most 2 (k / 32 + 16) FLT_EPSILON
  * times the sum of the magnitudes of the scaled block terms; for Q4_K,
  * Q5_K and Q6_K weights every level takes them in the scalar order, and
- * the results have the scalar path's bits.  At one SIMD
+ * the results have the scalar path's bits; for Q4_0, Q5_0 and Q8_0 every
+ * SIMD level takes the same steps (each block's whole integer sum, times
+ * d_w, then added with d_a in one fused multiply-add), and they give the
+ * same bits.  At one SIMD
  * level, each output depends only on its row and column: a column gives
  * the same bits whatever other columns are multiplied with it, so each
  * entry of a batch is computed exactly as it would be alone.
@@ -199,13 +202,13 @@ GGUF_API int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, 
  * folded across the lanes of a vector.  Rows in groups of sixteen whose
  * blocks lie together read as one stream, and laid out with a row to a
  * 32-bit lane, their sums need no folding and their scales come in one
- * load.  At the avx512 and amx levels on a CPU with VNNI, and for Q4_K
- * at the avx2 level (and at avx512 on a CPU without VNNI):
+ * load.  At the avx2, avx512 and amx levels:
  *
  *   gguf_matmul_il_rows(wtype): 16, the rows of a group, for Q4_K, Q5_K,
- *     Q6_K, Q4_0, Q5_0 and Q8_0 (with VNNI; Q4_K without) where the SIMD
- *     path in use has products on interleaved rows, else 0.  A group holds the blocks i of its
- *     rows together, in a layout of this library's own.
+ *     Q6_K, Q4_0, Q5_0 and Q8_0 where the SIMD path in use has products
+ *     on interleaved rows (from avx2), else 0.  A group holds the blocks
+ *     i of its rows together, in a layout of this library's own, the
+ *     same at every level.
  *   gguf_interleave_rows(): copies nrows rows of k elements from src
  *     (plain, row after row) to dst (as many bytes, not overlapping src):
  *     every whole group of rows interleaved, the last nrows % 16 rows
