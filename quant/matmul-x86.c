@@ -377,12 +377,13 @@ static inline __attribute__((always_inline)) void il2_k4_quads(const uint8_t *c,
                                                                const int type)
 {
     const __m256i low = _mm256_set1_epi8(0x0f);
-    const int at = type == GGUF_T_Q5_K ? (p == 0 ? 4 + 2 * q : 12 + 8 * p + q) : 4 + 8 * p + q;
-    const __m256i x = _mm256_loadu_si256((const __m256i *)(c + 64 * at));
+    const int qs_word = (type == GGUF_T_Q5_K ? 12 : 4) + 8 * p + q;
+    const __m256i x = _mm256_loadu_si256((const __m256i *)(c + 64 * gq_ilk_pos((uint32_t)type, qs_word)));
     *lo = _mm256_and_si256(x, low);
     *hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), low);
     if (type != GGUF_T_Q5_K) return;
-    const __m256i hb = _mm256_loadu_si256((const __m256i *)(c + 64 * (4 + 2 * q + 1))), b4 = _mm256_set1_epi8(0x10);
+    const __m256i hb = _mm256_loadu_si256((const __m256i *)(c + 64 * gq_ilk_pos(GGUF_T_Q5_K, 4 + q)));
+    const __m256i b4 = _mm256_set1_epi8(0x10);
     /* bit 2p to bit 4, then bit 2p + 1 */
     const __m256i h0 = p == 0 ? _mm256_slli_epi16(hb, 4) : p == 1 ? _mm256_slli_epi16(hb, 2) : p == 2 ? hb : _mm256_srli_epi16(hb, 2);
     const __m256i h1 = p == 0 ? _mm256_slli_epi16(hb, 3) : p == 1 ? _mm256_slli_epi16(hb, 1) : p == 2 ? _mm256_srli_epi16(hb, 1) : _mm256_srli_epi16(hb, 3);
