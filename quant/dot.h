@@ -141,6 +141,9 @@ GQ_HIDDEN int gq_amx_usable(void);
 #endif
 /* Products of this many columns or more go to the panel kernels. */
 #define GQ_PANEL_MIN 6
+/* Without VNNI, Q4_K, Q5_K and Q6_K products of this many columns or more
+ * take packed input (kpack-avx2.c). */
+#define GQ_KPACK_MIN 8
 
 /* Interleaved rows (gguf_matmul_il(), quant.h): rows r < whole (a
  * multiple of GQ_IL16_ROWS, counted from w) lie in groups of sixteen, the
@@ -222,6 +225,24 @@ static inline int gq_il_avx2_type(uint32_t wtype)
 GQ_HIDDEN void gq_matmul_il_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
                                  int64_t nrows, const void *act, size_t act_stride, int64_t ncols, float *out,
                                  size_t out_stride);
+/* Q4_K, Q5_K and Q6_K products of GQ_KPACK_MIN columns or more at the
+ * avx2 level (and at avx512 without VNNI) on activations packed once
+ * (kpack-avx2.c): the bytes of a packed block of 16 columns, the packing
+ * of panels p0 .. p1 - 1, and the products on interleaved rows below
+ * `whole` (a multiple of GQ_IL16_ROWS; 0: all plain) and plain rows from
+ * there, the bits of the scalar kernels; gq_kpacked_avx2_*() on plain
+ * rows. */
+GQ_HIDDEN size_t gq_kpack_block_bytes(void);
+GQ_HIDDEN void gq_kpack(const void *act, size_t act_stride, int64_t k, int64_t ncols, int64_t p0, int64_t p1,
+                        void *packed);
+GQ_HIDDEN void gq_kpacked_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride,
+                               int64_t nrows, const void *packed, int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_kpacked_avx2_q4_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
+                                    int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_kpacked_avx2_q5_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
+                                    int64_t ncols, float *out, size_t out_stride);
+GQ_HIDDEN void gq_kpacked_avx2_q6_k(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed,
+                                    int64_t ncols, float *out, size_t out_stride);
 #endif
 #ifdef GQ_HAVE_AVX512
 /* Q4_K, Q5_K and Q6_K products on interleaved rows below `whole` (VNNI),

@@ -43,7 +43,7 @@ ggufinclude_HEADERS += quant/quant.h
 if HAVE_AVX2_FLAGS
 noinst_LTLIBRARIES += quant/libquant_avx2.la
 quant_libquant_avx2_la_SOURCES = quant/kernels-avx2.c quant/vkernels.h quant/dot-avx2.c quant/x86.h \
-	quant/matmul-x86.c quant/vec-avx2.c quant/vec-rows.h
+	quant/matmul-x86.c quant/kpack-avx2.c quant/vec-avx2.c quant/vec-rows.h
 quant_libquant_avx2_la_CFLAGS = $(QUANT_CFLAGS) -mavx2 -mfma -mf16c
 quant_libquant_avx2_la_CPPFLAGS = $(QUANT_CPPFLAGS)
 QUANT_CPPFLAGS += -DGQ_HAVE_AVX2

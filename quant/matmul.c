@@ -117,6 +117,30 @@ int gguf_matmul(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows, i
     return GGUF_OK;
 }
 
+/* Whether the VNNI kernels take the interleaved rows at `level`. */
+static int il_vnni_at(int level)
+{
+#ifdef GQ_HAVE_AVX512
+    return level >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
+#else
+    (void)level;
+    return 0;
+#endif
+}
+
+/* Whether the products of wtype on packed input at `level` are the avx2
+ * level's (kpack-avx2.c): Q4_K, Q5_K and Q6_K where no VNNI kernel serves. */
+static int kpack_at(int level, uint32_t wtype)
+{
+#ifdef GQ_HAVE_AVX2
+    return gq_ilk_type(wtype) && level >= GGUF_SIMD_AVX2 && !il_vnni_at(level);
+#else
+    (void)level;
+    (void)wtype;
+    return 0;
+#endif
+}
+
 /* The product kernel on packed activations of wtype at `level`, or NULL. */
 static gq_packed_fn packed_kernel_at(int level, uint32_t wtype)
 {
@@ -138,6 +162,12 @@ static gq_packed_fn packed_kernel_at(int level, uint32_t wtype)
         if (wtype == GGUF_T_Q6_K) return gq_packed_q6_k;
     }
 #endif
+#ifdef GQ_HAVE_AVX2
+    if (kpack_at(level, wtype))
+        return wtype == GGUF_T_Q4_K   ? gq_kpacked_avx2_q4_k
+               : wtype == GGUF_T_Q5_K ? gq_kpacked_avx2_q5_k
+                                      : gq_kpacked_avx2_q6_k;
+#endif
     (void)level;
     (void)wtype;
     return NULL;
@@ -145,8 +175,12 @@ static gq_packed_fn packed_kernel_at(int level, uint32_t wtype)
 
 /* Bytes of one packed block of 16 columns for wtype's activations (the
  * caller has checked that a packed kernel exists). */
-static uint64_t pack_block_bytes(uint32_t wtype)
+static uint64_t pack_block_bytes(int level, uint32_t wtype)
 {
+#ifdef GQ_HAVE_AVX2
+    if (kpack_at(level, wtype)) return gq_kpack_block_bytes();
+#endif
+    (void)level;
 #ifdef GQ_HAVE_AVX512
     if (act_block_size(wtype) == GQ_QK) return gq_pack32_block_bytes();
     return gq_panel_block_bytes();
@@ -158,11 +192,13 @@ static uint64_t pack_block_bytes(uint32_t wtype)
 
 size_t gguf_matmul_pack_size(uint32_t wtype, int64_t k, int64_t ncols)
 {
-    if (!packed_kernel_at(gguf_simd_get(), wtype)) return 0;
+    const int level = gguf_simd_get();
+    if (!packed_kernel_at(level, wtype)) return 0;
     const int64_t bs = act_block_size(wtype);
-    if (k <= 0 || k % bs || k > INT32_MAX || ncols < GQ_PANEL_MIN) return 0;
+    if (k <= 0 || k % bs || k > INT32_MAX || ncols < (kpack_at(level, wtype) ? GQ_KPACK_MIN : GQ_PANEL_MIN))
+        return 0;
     const uint64_t panels = (uint64_t)(ncols + 15) / 16, nb = (uint64_t)(k / bs);
-    const uint64_t bytes = pack_block_bytes(wtype);
+    const uint64_t bytes = pack_block_bytes(level, wtype);
     if (bytes == 0 || panels > SIZE_MAX / bytes / nb) return 0;
     return (size_t)(panels * nb * bytes);
 }
@@ -173,6 +209,12 @@ int gguf_matmul_pack(uint32_t wtype, const void *act, size_t act_stride, int64_t
     if (gguf_matmul_pack_size(wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
     if (!act || !packed || ((uintptr_t)packed & 63) || p0 < 0 || p1 < p0 || p1 > (ncols + 15) / 16)
         return GGUF_E_INVALID;
+#ifdef GQ_HAVE_AVX2
+    if (kpack_at(gguf_simd_get(), wtype)) {
+        gq_kpack(act, act_stride, k, ncols, p0, p1, packed);
+        return GGUF_OK;
+    }
+#endif
 #ifdef GQ_HAVE_AVX512
     if (act_block_size(wtype) == GQ_QK) {
         gq_pack32(act, act_stride, k, ncols, p0, p1, packed);
@@ -194,17 +236,6 @@ int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, int64_t n
 }
 
 /* --- interleaved rows --- */
-
-/* Whether the VNNI kernels take the interleaved rows at `level`. */
-static int il_vnni_at(int level)
-{
-#ifdef GQ_HAVE_AVX512
-    return level >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
-#else
-    (void)level;
-    return 0;
-#endif
-}
 
 /* gguf_matmul_il_rows() at `level`: the VNNI kernels' types (the amx
  * level's CPUs have VNNI, which the products take when the tiles do not
@@ -324,7 +355,7 @@ int gguf_matmul_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows
 static size_t pack_size_il_at(int level, uint32_t wtype, int64_t k, int64_t ncols)
 {
     if (!il_rows_at(level, wtype)) return 0;
-    if (gq_il32_type(wtype)) return gguf_matmul_pack_size(wtype, k, ncols);
+    if (gq_il32_type(wtype) || kpack_at(level, wtype)) return gguf_matmul_pack_size(wtype, k, ncols);
 #ifdef GQ_HAVE_AMX
     /* the K-quants: the tiles' block products, from where they pay */
     if (level >= GGUF_SIMD_AMX && ncols >= gq_amx_block_min(wtype)) return gguf_matmul_pack_size(wtype, k, ncols);
@@ -343,8 +374,14 @@ int gguf_matmul_packed_il(uint32_t wtype, const void *w, size_t w_stride, int64_
     const int level = gguf_simd_get();
     if (pack_size_il_at(level, wtype, k, ncols) == 0) return GGUF_E_UNSUPPORTED;
     if (!w || !packed || ((uintptr_t)packed & 63) || !out || nrows < 0) return GGUF_E_INVALID;
-#ifdef GQ_HAVE_AVX512
     const int64_t whole = nrows - nrows % GQ_IL16_ROWS;
+#ifdef GQ_HAVE_AVX2
+    if (kpack_at(level, wtype)) {
+        gq_kpacked_avx2(wtype, whole, k, w, w_stride, nrows, packed, ncols, out, out_stride);
+        return GGUF_OK;
+    }
+#endif
+#ifdef GQ_HAVE_AVX512
 #ifdef GQ_HAVE_AMX
     if (level >= GGUF_SIMD_AMX) {
         if (gq_ilk_type(wtype))
@@ -356,5 +393,6 @@ int gguf_matmul_packed_il(uint32_t wtype, const void *w, size_t w_stride, int64_
 #endif
     gq_packed32_il(wtype, whole, k, w, w_stride, nrows, packed, ncols, out, out_stride);
 #endif
+    (void)whole;
     return GGUF_OK;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "quant/blocks.h"
+#include "quant/dot.h"
 
 /* The sum of the 8 float lanes of v. */
 static inline float hsum_f32(__m256 v)
@@ -251,5 +252,102 @@ struct tile_config {
 };
 
 #endif
+
+/* Lane c: the sum of the 8 int32 lanes of v[c], for c < C (0 beyond):
+ * four totals in a handful of operations instead of four. */
+static inline __attribute__((always_inline)) __m128i hsum4_i32(const __m256i *v, const int C)
+{
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i a = _mm256_hadd_epi32(v[0], C > 1 ? v[1] : z);
+    const __m256i b = _mm256_hadd_epi32(C > 2 ? v[2] : z, C > 3 ? v[3] : z);
+    const __m256i t = _mm256_hadd_epi32(a, b);
+    return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+}
+
+/* The float steps of a K-quant block (matmul-x86.c, k_block_step() and
+ * k_block_step_mins()) for up to four columns at once,
+ * a column a lane: the same operations in the same order on each lane,
+ * so the same bits. */
+static inline __m128 k_block_step4(__m128 sum, __m128i isum, float d, __m128 ad)
+{
+    return _mm_add_ps(sum, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(d), ad), _mm_cvtepi32_ps(isum)));
+}
+
+static inline __m128 k_block_step4_mins(__m128 sum, __m128i isum, __m128i imin, float d, float dmin,
+                                        __m128 ad)
+{
+    sum = k_block_step4(sum, isum, d, ad);
+    return _mm_sub_ps(sum, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(dmin), ad), _mm_cvtepi32_ps(imin)));
+}
+
+/* Lane c of v to out[c * out_stride], c < C. */
+static inline __attribute__((always_inline)) void store4(float *out, size_t out_stride, __m128 v,
+                                                         const int C)
+{
+    float t[4];
+    _mm_storeu_ps(t, v);
+    _Pragma("GCC unroll 8")
+    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = t[c];
+}
+
+/* The bytes of a block of Q4_K, Q5_K or Q6_K. */
+static inline size_t il2_block_bytes(const int type)
+{
+    return type == GGUF_T_Q6_K   ? sizeof(struct gq_block_q6_k)
+           : type == GGUF_T_Q5_K ? sizeof(struct gq_block_q5_k)
+                                 : sizeof(struct gq_block_q4_k);
+}
+
+/* The chunks of a group's nb Q4_K or Q6_K blocks (at c) as sixteen plain
+ * rows of nb blocks at buf: the words of each half-chunk (rows 8h .. 8h
+ * + 7) transposed eight by eight, in the rows' order (gq_ilk_pos()), the
+ * last four of a block eight by four; Q6_K's d from the chunk's end. */
+static inline __attribute__((always_inline)) void il2_plain(const uint8_t *c, int nb, uint8_t *buf, const int type)
+{
+    const size_t bb = il2_block_bytes(type);
+    const int words = (int)(bb / 4);
+    const size_t rb = (size_t)nb * bb;
+    for (int i = 0; i < nb; i++, c += GQ_IL16_ROWS * bb) {
+        _Pragma("GCC unroll 8")
+        for (int h = 0; h < 2; h++)
+            _Pragma("GCC unroll 8")
+            for (int q = 0; q < (words + 7) / 8; q++) {
+                /* v[j] lane r: word 8q + j of row 8h + r (words past the block's: none) */
+                __m256i v[8], t[8], u[8];
+                _Pragma("GCC unroll 8")
+                for (int j = 0; j < 8; j++)
+                    v[j] = 8 * q + j < words
+                               ? _mm256_loadu_si256((const __m256i *)(c + 64 * gq_ilk_pos((uint32_t)type, 8 * q + j) + 32 * h))
+                               : _mm256_setzero_si256();
+                _Pragma("GCC unroll 8")
+                for (int j = 0; j < 4; j++) {
+                    t[2 * j] = _mm256_unpacklo_epi32(v[2 * j], v[2 * j + 1]);
+                    t[2 * j + 1] = _mm256_unpackhi_epi32(v[2 * j], v[2 * j + 1]);
+                }
+                _Pragma("GCC unroll 8")
+                for (int j = 0; j < 2; j++) {
+                    u[4 * j] = _mm256_unpacklo_epi64(t[4 * j], t[4 * j + 2]);
+                    u[4 * j + 1] = _mm256_unpackhi_epi64(t[4 * j], t[4 * j + 2]);
+                    u[4 * j + 2] = _mm256_unpacklo_epi64(t[4 * j + 1], t[4 * j + 3]);
+                    u[4 * j + 3] = _mm256_unpackhi_epi64(t[4 * j + 1], t[4 * j + 3]);
+                }
+                /* u[j] holds rows j (low 128 bits: words 0-3 of the eight) and
+                 * j + 4 (high) for words 8q .. 8q + 3, u[4 + j] words 8q + 4 .. */
+                _Pragma("GCC unroll 8")
+                for (int r = 0; r < 8; r++) {
+                    uint8_t *d = buf + (size_t)(8 * h + r) * rb + (size_t)i * bb + 32 * (size_t)q;
+                    const __m256i lo = u[r % 4], hi = u[4 + r % 4];
+                    const __m256i row = r < 4 ? _mm256_permute2x128_si256(lo, hi, 0x20)
+                                              : _mm256_permute2x128_si256(lo, hi, 0x31);
+                    if (8 * q + 8 <= words)
+                        _mm256_storeu_si256((__m256i *)d, row);
+                    else
+                        _mm_storeu_si128((__m128i *)d, _mm256_castsi256_si128(row));
+                }
+            }
+        for (int r = 0; type == GGUF_T_Q6_K && r < GQ_IL16_ROWS; r++)
+            memcpy(buf + (size_t)r * rb + (size_t)i * bb + 4 * (size_t)words, c + 64 * (size_t)words + 2 * (size_t)r, 2);
+    }
+}
 
 #endif /* GGUF_QUANT_X86_H */

@@ -485,11 +485,13 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
             free(pk);
             free(o2);
         } else {
-            /* only Q4_K, Q5_K and Q6_K at the VNNI and AMX levels have it */
-            CHECK(l < GGUF_SIMD_AVX512 || nc < GQ_PANEL_MIN ||
-                      (t != GGUF_T_Q4_K && t != GGUF_T_Q5_K && t != GGUF_T_Q6_K) ||
-                      !__builtin_cpu_supports("avx512vnni"),
-                  "%s at %s: no packed products", ti.name, gguf_simd_name(l));
+            /* only Q4_K, Q5_K and Q6_K have it from avx2: at the VNNI and
+             * AMX levels from GQ_PANEL_MIN columns, elsewhere from
+             * GQ_KPACK_MIN */
+            const int kq = t == GGUF_T_Q4_K || t == GGUF_T_Q5_K || t == GGUF_T_Q6_K;
+            const int vnni_here = l >= GGUF_SIMD_AVX512 && __builtin_cpu_supports("avx512vnni");
+            CHECK(!kq || l < GGUF_SIMD_AVX2 || nc < (vnni_here ? GQ_PANEL_MIN : GQ_KPACK_MIN),
+                  "%s at %s, %d columns: no packed products", ti.name, gguf_simd_name(l), nc);
             CHECK(gguf_matmul_packed(t, wq, w_stride, nr, k, out, nc, out, o_stride) ==
                       GGUF_E_UNSUPPORTED, "%s packed without a packed form", ti.name);
         }
@@ -505,7 +507,8 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
             /* packed input: Q4_0, Q5_0 and Q8_0's, and at the amx level
              * the K-quants' from the columns where the tiles' block
              * products pay (quant.h: 49 for Q4_K and Q5_K, 33 for Q6_K) */
-            const int k_packed = l == GGUF_SIMD_AMX && nc >= (t == GGUF_T_Q6_K ? 33 : 49);
+            const int k_packed = (l == GGUF_SIMD_AMX && nc >= (t == GGUF_T_Q6_K ? 33 : 49)) ||
+                                 (k_quant && !vnni && nc >= GQ_KPACK_MIN);
             const size_t psz_il = gguf_matmul_pack_size_il(t, k, nc);
             void *pk = NULL;
             CHECK(psz_il == (q32 || k_packed ? psz : 0), "%s at %s: packed size %zu on interleaved rows", ti.name,

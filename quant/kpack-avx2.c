@@ -1,0 +1,347 @@
+/* kpack-avx2.c -- Q4_K, Q5_K and Q6_K products of many columns at the
+ * avx2 level, on activations packed once (gguf_matmul_pack()).
+ *
+ * The row tiles of matmul-x86.c (k4_tile(), q6k_tile()) multiply each
+ * sub-block's 32 weights with an activation vector (vpmaddubsw: int16 pair
+ * sums), then with the sub-block's scale (vpmaddwd): two multiplies for 32
+ * products, and the CPU issues two a cycle, which bounds them.  Here the
+ * weights and the activations of 128 elements lie in one order of their
+ * own, the "quarter order": a vector holds a quarter (8 bytes) of each of
+ * four sub-blocks of 32, so that the int16 pair sums of four such vectors
+ * can be added before one vpmaddwd multiplies each lane with its
+ * sub-block's scale.  The int16 sums cannot overflow: at most 4 * 2 * 31 *
+ * 128 = 31744 for Q5_K's quants; Q6_K's sub-blocks of 16 add two vectors,
+ * 2 * 2 * 63 * 128 = 32256.  That is 5 multiplies for 128 products of
+ * Q4_K and Q5_K, 6 of Q6_K, where the row tiles take 8.
+ *
+ * The activations take the quarter order when packed (gq_kpack()), once
+ * for all the products of an input; the weights in a buffer on the stack,
+ * up to 16 rows and KP_RANGE blocks of them at a time, unpacked to bytes
+ * beside their scales as vectors (struct kp_block), which every four
+ * columns of the product then read.  A block's integer sums are exact,
+ * and are totalled, scaled and added to the outputs' sums as the scalar
+ * kernels of dot.c do, block after block: the bits of gguf_matmul().
+ *
+ * Element 128g + 32k + 8v + m of a block (g = 0, 1; k, v = 0 .. 3; m = 0
+ * .. 7) lies at byte 128g + 32v + 8k + m in the quarter order. */
+#include <config.h>
+
+#include <immintrin.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "quant/blocks.h"
+#include "quant/dot.h"
+#include "quant/x86.h"
+
+/* A packed block: panel p's block i at (p * nb + i) * KP_PANEL_BLOCK, the
+ * scales d of its 16 columns; then for each four of them (a sub-panel s,
+ * at KP_BSUMS + KP_SUB_SUMS * s) their sums of 16 activations b16[c][k]
+ * in four vectors and those of 32, b32[c][k] = b16[c][2k] + b16[c][2k +
+ * 1], in two, pairs by column: vector u has at int16 lane 8h + 2c + e
+ * (h, e = 0, 1; c = 0 .. 3) b[c][4u + 2h + e], so that one vpmaddwd with
+ * a row's scales or mins laid out alike (struct kp_block, mv) sums two
+ * pairs of each of the four columns, and the vectors' sums fold to the
+ * four totals by adding their halves; then the columns' quants in the
+ * quarter order, 256 bytes each.  Columns past ncols are zero. */
+#define KP_BSUMS 64
+#define KP_SUB_SUMS (6 * 32)
+#define KP_QS (KP_BSUMS + 4 * KP_SUB_SUMS)
+#define KP_PANEL_BLOCK (KP_QS + 16 * GQ_QK_K)
+_Static_assert(KP_PANEL_BLOCK % 64 == 0, "packed blocks keep their 64-byte alignment");
+
+/* A weight block unpacked: dd d four times, then dmin four times (0 for
+ * Q6_K), as floats; sc[] the int16 scales by lane of the int16 sums of
+ * the quarter order (Q4_K, Q5_K: sc[g], lanes 4k .. 4k + 3 scale 4g + k;
+ * Q6_K: sc[2g + h], lanes 4k .. 4k + 3 scale 8g + 2k + h); mv[u] what
+ * multiplies the activations' sums vector u of a sub-panel, m[4u + 2h +
+ * e] at lanes 8h + 2c + e (Q4_K, Q5_K: u = 0, 1, m the 8 mins, with the
+ * 32-sums; Q6_K: u = 0 .. 3, m the 16 scales, with the 16-sums, for its
+ * quants' offset of 32); the quants q (0 .. 15, 31 or 63) in the quarter
+ * order. */
+struct kp_block {
+    float dd[8];
+    int16_t sc[4][16];
+    int16_t mv[4][16];
+    uint8_t q[GQ_QK_K];
+};
+_Static_assert(sizeof(struct kp_block) == 544, "a kp_block is 544 bytes");
+
+/* Blocks of a row in the buffer: 16 rows of them take 119 KiB. */
+#define KP_RANGE 14
+
+#define UNROLL _Pragma("GCC unroll 8")
+
+/* The 128 elements a (elements 0-31), b, c, d (96-127) in the quarter
+ * order at dst. */
+static inline void quarter_store(__m256i a, __m256i b, __m256i c, __m256i d, uint8_t *dst)
+{
+    const __m256i t0 = _mm256_unpacklo_epi64(a, b), t1 = _mm256_unpackhi_epi64(a, b);
+    const __m256i t2 = _mm256_unpacklo_epi64(c, d), t3 = _mm256_unpackhi_epi64(c, d);
+    _mm256_store_si256((__m256i *)dst, _mm256_permute2x128_si256(t0, t2, 0x20));
+    _mm256_store_si256((__m256i *)(dst + 32), _mm256_permute2x128_si256(t1, t3, 0x20));
+    _mm256_store_si256((__m256i *)(dst + 64), _mm256_permute2x128_si256(t0, t2, 0x31));
+    _mm256_store_si256((__m256i *)(dst + 96), _mm256_permute2x128_si256(t1, t3, 0x31));
+}
+
+size_t gq_kpack_block_bytes(void)
+{
+    return KP_PANEL_BLOCK;
+}
+
+void gq_kpack(const void *act, size_t act_stride, int64_t k, int64_t ncols, int64_t p0, int64_t p1, void *packed)
+{
+    const int64_t nb = k / GQ_QK_K;
+    for (int64_t p = p0; p < p1; p++)
+        for (int64_t i = 0; i < nb; i++) {
+            uint8_t *blk = (uint8_t *)packed + (size_t)(p * nb + i) * KP_PANEL_BLOCK;
+            for (int j = 0; j < 16; j++) {
+                const int64_t c = 16 * p + j;
+                uint8_t *qs = blk + KP_QS + GQ_QK_K * j;
+                int16_t *b16 = (int16_t *)(blk + KP_BSUMS + KP_SUB_SUMS * (j / 4)), *b32 = b16 + 4 * 16;
+                const int cs = j % 4; /* the column in its sub-panel */
+                if (c >= ncols) {
+                    memset(blk + 4 * j, 0, 4);
+                    for (int t = 0; t < 16; t++) b16[16 * (t / 4) + 8 * (t / 2 % 2) + 2 * cs + t % 2] = 0;
+                    for (int t = 0; t < 8; t++) b32[16 * (t / 4) + 8 * (t / 2 % 2) + 2 * cs + t % 2] = 0;
+                    memset(qs, 0, GQ_QK_K);
+                    continue;
+                }
+                const struct gq_block_q8_k *a =
+                    (const struct gq_block_q8_k *)((const uint8_t *)act + (size_t)c * act_stride) + i;
+                memcpy(blk + 4 * j, &a->d, 4);
+                int16_t bs[16];
+                memcpy(bs, a->bsums, sizeof bs);
+                for (int t = 0; t < 16; t++) b16[16 * (t / 4) + 8 * (t / 2 % 2) + 2 * cs + t % 2] = bs[t];
+                for (int t = 0; t < 8; t++)
+                    b32[16 * (t / 4) + 8 * (t / 2 % 2) + 2 * cs + t % 2] = (int16_t)(bs[2 * t] + bs[2 * t + 1]);
+                for (int g = 0; g < 2; g++) {
+                    const __m256i *y = (const __m256i *)(a->qs + 128 * g);
+                    quarter_store(_mm256_loadu_si256(y), _mm256_loadu_si256(y + 1), _mm256_loadu_si256(y + 2),
+                                  _mm256_loadu_si256(y + 3), qs + 128 * g);
+                }
+            }
+        }
+}
+
+/* mv[u] of struct kp_block, u < n, from the int16 values m. */
+static inline void kp_mv(struct kp_block *o, const int16_t *m, int n)
+{
+    const __m256i idx = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5,
+                                         6, 7, 4, 5, 6, 7);
+    for (int u = 0; u < n; u++) {
+        int64_t four;
+        memcpy(&four, m + 4 * u, 8);
+        _mm256_store_si256((__m256i *)o->mv[u], _mm256_shuffle_epi8(_mm256_set1_epi64x(four), idx));
+    }
+}
+
+/* dd of struct kp_block. */
+static inline void kp_dd(struct kp_block *o, float d, float dmin)
+{
+    _mm256_store_ps(o->dd, _mm256_setr_ps(d, d, d, d, dmin, dmin, dmin, dmin));
+}
+
+/* A Q4_K (with_high 0) or Q5_K (1) block at blk unpacked into *o. */
+static inline __attribute__((always_inline)) void kp_from_k4(const uint8_t *blk, struct kp_block *o,
+                                                             const int with_high)
+{
+    const struct gq_block_q4_k *w = (const struct gq_block_q4_k *)blk;
+    const struct gq_block_q5_k *w5 = (const struct gq_block_q5_k *)blk;
+    const uint8_t *qs = with_high ? w5->qs : w->qs;
+    const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
+    kp_dd(o, _cvtsh_ss(w->d), _cvtsh_ss(w->dmin));
+    const __m128i scmn = q4k_scales_mins(w->scales);
+    int16_t mins[8];
+    _mm_storeu_si128((__m128i *)mins, _mm_cvtepu8_epi16(_mm_srli_si128(scmn, 8)));
+    kp_mv(o, mins, 2);
+    const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scmn));
+    for (int g = 0; g < 2; g++) {
+        /* lanes 4k .. 4k + 3: scale 4g + k (bytes 2s, 2s + 1 of sc16) */
+        const char s0 = (char)(8 * g), s1 = (char)(8 * g + 2), s2 = (char)(8 * g + 4), s3 = (char)(8 * g + 6);
+        const __m256i idx = _mm256_setr_epi8(s0, s0 + 1, s0, s0 + 1, s0, s0 + 1, s0, s0 + 1, s1, s1 + 1, s1, s1 + 1,
+                                             s1, s1 + 1, s1, s1 + 1, s2, s2 + 1, s2, s2 + 1, s2, s2 + 1, s2, s2 + 1,
+                                             s3, s3 + 1, s3, s3 + 1, s3, s3 + 1, s3, s3 + 1);
+        _mm256_store_si256((__m256i *)o->sc[g], _mm256_shuffle_epi8(sc16, idx));
+    }
+    __m256i hbits = with_high ? _mm256_loadu_si256((const __m256i *)w5->qh) : _mm256_setzero_si256();
+    for (int g = 0; g < 2; g++) {
+        __m256i x[4]; /* sub-blocks 4g .. 4g + 3: the nibbles of qs bytes 64g .. 64g + 63 */
+        for (int h = 0; h < 2; h++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 64 * g + 32 * h));
+            x[2 * h] = _mm256_and_si256(q, low4);
+            x[2 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+            if (with_high) { /* bit 2j of qh byte l above element l of sub-block 2j, 2j + 1 above 2j + 1 */
+                x[2 * h] = _mm256_or_si256(x[2 * h], _mm256_and_si256(_mm256_slli_epi16(hbits, 4), bit4));
+                x[2 * h + 1] = _mm256_or_si256(x[2 * h + 1], _mm256_and_si256(_mm256_slli_epi16(hbits, 3), bit4));
+                hbits = _mm256_srli_epi16(hbits, 2);
+            }
+        }
+        quarter_store(x[0], x[1], x[2], x[3], o->q + 128 * g);
+    }
+}
+
+/* A Q6_K block at blk unpacked into *o. */
+static inline void kp_from_q6k(const uint8_t *blk, struct kp_block *o)
+{
+    const struct gq_block_q6_k *w = (const struct gq_block_q6_k *)blk;
+    kp_dd(o, _cvtsh_ss(w->d), 0.0f);
+    int16_t sc[16]; /* -32 times the scales: -32 sum(sc bsums) is what the offset of the quants takes off */
+    _mm256_storeu_si256((__m256i *)sc, _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w->scales)),
+                                                          _mm256_set1_epi16(-32)));
+    kp_mv(o, sc, 4);
+    for (int g = 0; g < 2; g++) {
+        const struct q6k_half hv = q6k_load_half(w, g); /* sc16: scales 8g .. 8g + 7, both 128-bit lanes */
+        for (int h = 0; h < 2; h++) {
+            /* lanes 4k .. 4k + 3: scale 8g + 2k + h, lane 0 of the half's k = 0, 1, lane 1's k = 2, 3 */
+            const char s0 = (char)(2 * h), s1 = (char)(2 * (2 + h)), s2 = (char)(2 * (4 + h)), s3 = (char)(2 * (6 + h));
+            const __m256i idx = _mm256_setr_epi8(s0, s0 + 1, s0, s0 + 1, s0, s0 + 1, s0, s0 + 1, s1, s1 + 1, s1,
+                                                 s1 + 1, s1, s1 + 1, s1, s1 + 1, s2, s2 + 1, s2, s2 + 1, s2, s2 + 1,
+                                                 s2, s2 + 1, s3, s3 + 1, s3, s3 + 1, s3, s3 + 1, s3, s3 + 1);
+            _mm256_store_si256((__m256i *)o->sc[2 * g + h], _mm256_shuffle_epi8(hv.sc16, idx));
+        }
+        quarter_store(q6k_quants(hv.ql0, hv.ql1, hv.qh, 0), q6k_quants(hv.ql0, hv.ql1, hv.qh, 1),
+                      q6k_quants(hv.ql0, hv.ql1, hv.qh, 2), q6k_quants(hv.ql0, hv.ql1, hv.qh, 3), o->q + 128 * g);
+    }
+}
+
+static void kp_from(const uint8_t *blk, struct kp_block *o, const int type)
+{
+    if (type == GGUF_T_Q6_K)
+        kp_from_q6k(blk, o);
+    else if (type == GGUF_T_Q5_K)
+        kp_from_k4(blk, o, 1);
+    else
+        kp_from_k4(blk, o, 0);
+}
+
+/* Columns c0 .. c0 + nc - 1 (nc <= 4, in one packed panel: sub-panel sub)
+ * of one row, blocks i0 .. i0 + n - 1: from the row's unpacked blocks wb
+ * and the packed blocks pa (block i0 of the panel), added to the sums in
+ * out (first: from zero). */
+static inline __attribute__((always_inline)) void kp_tile(const struct kp_block *wb, int n, const uint8_t *pa,
+                                                          int sub, float *out, size_t out_stride, int nc,
+                                                          int first, const int type)
+{
+    __m128 acc = _mm_setzero_ps();
+    if (!first) {
+        float t[4] = {0};
+        for (int c = 0; c < nc; c++) t[c] = out[(size_t)c * out_stride];
+        acc = _mm_loadu_ps(t);
+    }
+    for (int i = 0; i < n; i++) {
+        const struct kp_block *b = wb + i;
+        const uint8_t *blk = pa + (size_t)i * KP_PANEL_BLOCK;
+        const int8_t *ys = (const int8_t *)blk + KP_QS + GQ_QK_K * 4 * sub;
+        /* the sub-panel's 16-sums (Q6_K) or 32-sums */
+        const __m256i *bs = (const __m256i *)(blk + KP_BSUMS + KP_SUB_SUMS * sub) + (type == GGUF_T_Q6_K ? 0 : 4);
+        __m256i is[4];
+        UNROLL
+        for (int c = 0; c < 4; c++) is[c] = _mm256_setzero_si256();
+        UNROLL
+        for (int g = 0; g < 2; g++) {
+            const __m256i *x = (const __m256i *)(b->q + 128 * g);
+            const __m256i w0 = _mm256_load_si256(x), w1 = _mm256_load_si256(x + 1);
+            const __m256i w2 = _mm256_load_si256(x + 2), w3 = _mm256_load_si256(x + 3);
+            UNROLL
+            for (int c = 0; c < 4; c++) {
+                const __m256i *y = (const __m256i *)(ys + GQ_QK_K * c + 128 * g);
+                const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, _mm256_load_si256(y)),
+                                                     _mm256_maddubs_epi16(w1, _mm256_load_si256(y + 1)));
+                const __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(w2, _mm256_load_si256(y + 2)),
+                                                     _mm256_maddubs_epi16(w3, _mm256_load_si256(y + 3)));
+                if (type == GGUF_T_Q6_K) {
+                    is[c] = _mm256_add_epi32(is[c], _mm256_madd_epi16(p01, _mm256_load_si256((const __m256i *)b->sc[2 * g])));
+                    is[c] = _mm256_add_epi32(is[c],
+                                             _mm256_madd_epi16(p23, _mm256_load_si256((const __m256i *)b->sc[2 * g + 1])));
+                } else {
+                    is[c] = _mm256_add_epi32(is[c], _mm256_madd_epi16(_mm256_add_epi16(p01, p23),
+                                                                      _mm256_load_si256((const __m256i *)b->sc[g])));
+                }
+                __asm__("" : "+x"(is[c])); /* one chain of additions in a register */
+            }
+        }
+        /* mm: the activations' sums times the row's mins (Q6_K: scales),
+         * two lanes a column; then is's totals beside mm's, a lane each */
+        __m256i mm = _mm256_add_epi32(_mm256_madd_epi16(_mm256_load_si256(bs), _mm256_load_si256((const __m256i *)b->mv[0])),
+                                      _mm256_madd_epi16(_mm256_load_si256(bs + 1), _mm256_load_si256((const __m256i *)b->mv[1])));
+        if (type == GGUF_T_Q6_K)
+            mm = _mm256_add_epi32(mm, _mm256_add_epi32(_mm256_madd_epi16(_mm256_load_si256(bs + 2),
+                                                                         _mm256_load_si256((const __m256i *)b->mv[2])),
+                                                       _mm256_madd_epi16(_mm256_load_si256(bs + 3),
+                                                                         _mm256_load_si256((const __m256i *)b->mv[3]))));
+        const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(is[0], is[1]), _mm256_hadd_epi32(is[2], is[3]));
+        const __m128 ad = _mm_load_ps((const float *)blk + 4 * sub);
+        if (type == GGUF_T_Q6_K) { /* k_block_step4() */
+            const __m256i t = _mm256_add_epi32(h, mm);
+            const __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+            acc = _mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(_mm_load_ps(b->dd), ad), _mm_cvtepi32_ps(sum)));
+        } else { /* k_block_step4_mins() */
+            const __m256i tot = _mm256_add_epi32(_mm256_permute2x128_si256(h, mm, 0x20), _mm256_permute2x128_si256(h, mm, 0x31));
+            const __m256 p = _mm256_mul_ps(_mm256_mul_ps(_mm256_load_ps(b->dd), _mm256_set_m128(ad, ad)),
+                                           _mm256_cvtepi32_ps(tot));
+            acc = _mm_sub_ps(_mm_add_ps(acc, _mm256_castps256_ps128(p)), _mm256_extractf128_ps(p, 1));
+        }
+    }
+    float t[4];
+    _mm_storeu_ps(t, acc);
+    for (int c = 0; c < nc; c++) out[(size_t)c * out_stride] = t[c];
+}
+
+/* Each type's tile compiled on its own (see IL2_COLUMNS_FN, matmul-x86.c). */
+#define KP_TILE_FN(NAME, TYPE)                                                                                  \
+    static __attribute__((noinline)) void NAME(const struct kp_block *wb, int n, const uint8_t *pa, int sub,    \
+                                               float *out, size_t out_stride, int nc, int first)                \
+    {                                                                                                         \
+        kp_tile(wb, n, pa, sub, out, out_stride, nc, first, TYPE);                                              \
+    }
+KP_TILE_FN(kp_tile_q4_k, GGUF_T_Q4_K)
+KP_TILE_FN(kp_tile_q5_k, GGUF_T_Q5_K)
+KP_TILE_FN(kp_tile_q6_k, GGUF_T_Q6_K)
+
+void gq_kpacked_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                     const void *packed, int64_t ncols, float *out, size_t out_stride)
+{
+    const int type = (int)wtype;
+    void (*const tile)(const struct kp_block *, int, const uint8_t *, int, float *, size_t, int, int) =
+        type == GGUF_T_Q6_K ? kp_tile_q6_k : type == GGUF_T_Q5_K ? kp_tile_q5_k : kp_tile_q4_k;
+    const size_t bb = il2_block_bytes(type);
+    const int nb = (int)(k / GQ_QK_K);
+    const uint8_t *wb = w, *pk = packed;
+    struct kp_block buf[GQ_IL16_ROWS * KP_RANGE] __attribute__((aligned(32)));
+    for (int64_t r0 = 0; r0 < nrows; r0 += GQ_IL16_ROWS) {
+        const int rows = nrows - r0 < GQ_IL16_ROWS ? (int)(nrows - r0) : GQ_IL16_ROWS;
+        for (int i0 = 0; i0 < nb; i0 += KP_RANGE) {
+            const int n = nb - i0 < KP_RANGE ? nb - i0 : KP_RANGE;
+            /* the rows' blocks i0 .. i0 + n - 1 unpacked, row r's at buf + KP_RANGE * r */
+            for (int i = 0; i < n; i++) {
+                if (r0 < whole) { /* a group of interleaved rows: its chunk as plain blocks first */
+                    uint8_t plain[GQ_IL16_ROWS * sizeof(struct gq_block_q6_k)];
+                    il2_plain(gq_il_chunk(wb, w_stride, r0 / GQ_IL16_ROWS, i0 + i, bb), 1, plain, type);
+                    for (int r = 0; r < GQ_IL16_ROWS; r++) kp_from(plain + (size_t)r * bb, buf + KP_RANGE * r + i, type);
+                } else {
+                    for (int r = 0; r < rows; r++)
+                        kp_from(wb + (size_t)(r0 + r) * w_stride + (size_t)(i0 + i) * bb, buf + KP_RANGE * r + i, type);
+                }
+            }
+            for (int64_t c0 = 0; c0 < ncols; c0 += 4) {
+                const uint8_t *pa = pk + (size_t)((c0 / 16) * nb + i0) * KP_PANEL_BLOCK;
+                const int nc = ncols - c0 < 4 ? (int)(ncols - c0) : 4;
+                for (int r = 0; r < rows; r++)
+                    tile(buf + KP_RANGE * r, n, pa, (int)(c0 % 16 / 4), out + (size_t)c0 * out_stride + (size_t)(r0 + r),
+                         out_stride, nc, i0 == 0);
+            }
+        }
+    }
+}
+
+#define KP_PACKED_FN(NAME, TYPE)                                                                                  \
+    void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed, int64_t ncols,        \
+              float *out, size_t out_stride)                                                                      \
+    {                                                                                                             \
+        gq_kpacked_avx2(TYPE, 0, k, w, w_stride, nrows, packed, ncols, out, out_stride);                          \
+    }
+KP_PACKED_FN(gq_kpacked_avx2_q4_k, GGUF_T_Q4_K)
+KP_PACKED_FN(gq_kpacked_avx2_q5_k, GGUF_T_Q5_K)
+KP_PACKED_FN(gq_kpacked_avx2_q6_k, GGUF_T_Q6_K)
