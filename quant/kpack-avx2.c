@@ -69,7 +69,7 @@ struct kp_block {
 _Static_assert(sizeof(struct kp_block) == 544, "a kp_block is 544 bytes");
 
 /* Blocks of a row in the buffer: 16 rows of them take 119 KiB. */
-#define KP_RANGE 14
+#define KP_RANGE 8
 
 #define UNROLL _Pragma("GCC unroll 8")
 
@@ -216,36 +216,64 @@ static void kp_from(const uint8_t *blk, struct kp_block *o, const int type)
         kp_from_k4(blk, o, 0);
 }
 
-/* Columns c0 .. c0 + nc - 1 (nc <= 4, in one packed panel: sub-panel sub)
- * of one row, blocks i0 .. i0 + n - 1: from the row's unpacked blocks wb
- * and the packed blocks pa (block i0 of the panel), added to the sums in
- * out (first: from zero). */
+/* Lane c of each 128-bit half: the sum of v[c]'s four lanes in that half
+ * (vphaddd's result, in shuffles and additions, which this CPU runs
+ * about three times as fast). */
+static inline __m256i kp_fold4(const __m256i v[4])
+{
+    const __m256i s01 = _mm256_add_epi32(_mm256_unpacklo_epi32(v[0], v[1]), _mm256_unpackhi_epi32(v[0], v[1]));
+    const __m256i s23 = _mm256_add_epi32(_mm256_unpacklo_epi32(v[2], v[3]), _mm256_unpackhi_epi32(v[2], v[3]));
+    return _mm256_add_epi32(_mm256_unpacklo_epi64(s01, s23), _mm256_unpackhi_epi64(s01, s23));
+}
+
+/* The sums mm (the activations' sums times a row's mins or scales, two
+ * lanes a column, struct kp_block) of the four columns of sub-panel sub. */
+static inline __m256i kp_sums(const struct kp_block *b, const uint8_t *blk, int sub, const int type)
+{
+    /* the sub-panel's 16-sums (Q6_K) or 32-sums */
+    const __m256i *bs = (const __m256i *)(blk + KP_BSUMS + KP_SUB_SUMS * sub) + (type == GGUF_T_Q6_K ? 0 : 4);
+    const __m256i *mv = (const __m256i *)b->mv;
+    __m256i mm = _mm256_add_epi32(_mm256_madd_epi16(_mm256_load_si256(bs), _mm256_load_si256(mv)),
+                                  _mm256_madd_epi16(_mm256_load_si256(bs + 1), _mm256_load_si256(mv + 1)));
+    if (type == GGUF_T_Q6_K)
+        mm = _mm256_add_epi32(mm, _mm256_add_epi32(_mm256_madd_epi16(_mm256_load_si256(bs + 2), _mm256_load_si256(mv + 2)),
+                                                   _mm256_madd_epi16(_mm256_load_si256(bs + 3), _mm256_load_si256(mv + 3))));
+    return mm;
+}
+
+/* Halves added: a's, then b's. */
+static inline __m256i kp_halves(__m256i a, __m256i b)
+{
+    return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+/* Columns c0 .. c0 + nc - 1 (nc <= C, C = 4 or 8, from sub-panel sub of a
+ * packed panel; 8 from an even one) of one row, blocks i0 .. i0 + n - 1:
+ * from the row's unpacked blocks wb and the packed blocks pa (block i0 of
+ * the panel), added to the sums in out (first: from zero).  The float
+ * steps of k_block_step4() and k_block_step4_mins(), a column a lane. */
 static inline __attribute__((always_inline)) void kp_tile(const struct kp_block *wb, int n, const uint8_t *pa,
                                                           int sub, float *out, size_t out_stride, int nc,
-                                                          int first, const int type)
+                                                          int first, const int C, const int type)
 {
-    __m128 acc = _mm_setzero_ps();
-    if (!first) {
-        float t[4] = {0};
-        for (int c = 0; c < nc; c++) t[c] = out[(size_t)c * out_stride];
-        acc = _mm_loadu_ps(t);
-    }
+    float t[8] = {0};
+    for (int c = 0; c < nc && !first; c++) t[c] = out[(size_t)c * out_stride];
+    __m128 acc4 = _mm_loadu_ps(t);    /* C = 4 */
+    __m256 acc8 = _mm256_loadu_ps(t); /* C = 8 */
     for (int i = 0; i < n; i++) {
         const struct kp_block *b = wb + i;
         const uint8_t *blk = pa + (size_t)i * KP_PANEL_BLOCK;
         const int8_t *ys = (const int8_t *)blk + KP_QS + GQ_QK_K * 4 * sub;
-        /* the sub-panel's 16-sums (Q6_K) or 32-sums */
-        const __m256i *bs = (const __m256i *)(blk + KP_BSUMS + KP_SUB_SUMS * sub) + (type == GGUF_T_Q6_K ? 0 : 4);
-        __m256i is[4];
+        __m256i is[8];
         UNROLL
-        for (int c = 0; c < 4; c++) is[c] = _mm256_setzero_si256();
+        for (int c = 0; c < C; c++) is[c] = _mm256_setzero_si256();
         UNROLL
         for (int g = 0; g < 2; g++) {
             const __m256i *x = (const __m256i *)(b->q + 128 * g);
             const __m256i w0 = _mm256_load_si256(x), w1 = _mm256_load_si256(x + 1);
             const __m256i w2 = _mm256_load_si256(x + 2), w3 = _mm256_load_si256(x + 3);
             UNROLL
-            for (int c = 0; c < 4; c++) {
+            for (int c = 0; c < C; c++) {
                 const __m256i *y = (const __m256i *)(ys + GQ_QK_K * c + 128 * g);
                 const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, _mm256_load_si256(y)),
                                                      _mm256_maddubs_epi16(w1, _mm256_load_si256(y + 1)));
@@ -262,58 +290,73 @@ static inline __attribute__((always_inline)) void kp_tile(const struct kp_block 
                 __asm__("" : "+x"(is[c])); /* one chain of additions in a register */
             }
         }
-        /* mm: the activations' sums times the row's mins (Q6_K: scales),
-         * two lanes a column; then is's totals beside mm's, a lane each */
-        __m256i mm = _mm256_add_epi32(_mm256_madd_epi16(_mm256_load_si256(bs), _mm256_load_si256((const __m256i *)b->mv[0])),
-                                      _mm256_madd_epi16(_mm256_load_si256(bs + 1), _mm256_load_si256((const __m256i *)b->mv[1])));
-        if (type == GGUF_T_Q6_K)
-            mm = _mm256_add_epi32(mm, _mm256_add_epi32(_mm256_madd_epi16(_mm256_load_si256(bs + 2),
-                                                                         _mm256_load_si256((const __m256i *)b->mv[2])),
-                                                       _mm256_madd_epi16(_mm256_load_si256(bs + 3),
-                                                                         _mm256_load_si256((const __m256i *)b->mv[3]))));
-        const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(is[0], is[1]), _mm256_hadd_epi32(is[2], is[3]));
-        const __m128 ad = _mm_load_ps((const float *)blk + 4 * sub);
-        if (type == GGUF_T_Q6_K) { /* k_block_step4() */
-            const __m256i t = _mm256_add_epi32(h, mm);
-            const __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
-            acc = _mm_add_ps(acc, _mm_mul_ps(_mm_mul_ps(_mm_load_ps(b->dd), ad), _mm_cvtepi32_ps(sum)));
-        } else { /* k_block_step4_mins() */
-            const __m256i tot = _mm256_add_epi32(_mm256_permute2x128_si256(h, mm, 0x20), _mm256_permute2x128_si256(h, mm, 0x31));
-            const __m256 p = _mm256_mul_ps(_mm256_mul_ps(_mm256_load_ps(b->dd), _mm256_set_m128(ad, ad)),
-                                           _mm256_cvtepi32_ps(tot));
-            acc = _mm_sub_ps(_mm_add_ps(acc, _mm256_castps256_ps128(p)), _mm256_extractf128_ps(p, 1));
+        /* h: is's totals by column in the halves; mm: the mins' (Q6_K: the
+         * offset's, already times -32) */
+        const __m256i h0 = kp_fold4(is), mm0 = kp_sums(b, blk, sub, type);
+        if (C == 4) {
+            const __m128 ad = _mm_load_ps((const float *)blk + 4 * sub);
+            if (type == GGUF_T_Q6_K) {
+                const __m256i t6 = _mm256_add_epi32(h0, mm0);
+                const __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(t6), _mm256_extracti128_si256(t6, 1));
+                acc4 = _mm_add_ps(acc4, _mm_mul_ps(_mm_mul_ps(_mm_load_ps(b->dd), ad), _mm_cvtepi32_ps(sum)));
+            } else {
+                const __m256 p = _mm256_mul_ps(_mm256_mul_ps(_mm256_load_ps(b->dd), _mm256_set_m128(ad, ad)),
+                                               _mm256_cvtepi32_ps(kp_halves(h0, mm0)));
+                acc4 = _mm_sub_ps(_mm_add_ps(acc4, _mm256_castps256_ps128(p)), _mm256_extractf128_ps(p, 1));
+            }
+        } else {
+            const __m256i h1 = kp_fold4(is + 4), mm1 = kp_sums(b, blk, sub + 1, type);
+            const __m256 ad = _mm256_load_ps((const float *)blk + 4 * sub);
+            const __m256 dad = _mm256_mul_ps(_mm256_broadcast_ss(b->dd), ad);
+            if (type == GGUF_T_Q6_K) {
+                const __m256i sum = kp_halves(_mm256_add_epi32(h0, mm0), _mm256_add_epi32(h1, mm1));
+                acc8 = _mm256_add_ps(acc8, _mm256_mul_ps(dad, _mm256_cvtepi32_ps(sum)));
+            } else {
+                acc8 = _mm256_add_ps(acc8, _mm256_mul_ps(dad, _mm256_cvtepi32_ps(kp_halves(h0, h1))));
+                acc8 = _mm256_sub_ps(acc8, _mm256_mul_ps(_mm256_mul_ps(_mm256_broadcast_ss(b->dd + 4), ad),
+                                                         _mm256_cvtepi32_ps(kp_halves(mm0, mm1))));
+            }
         }
     }
-    float t[4];
-    _mm_storeu_ps(t, acc);
+    if (C == 4)
+        _mm_storeu_ps(t, acc4);
+    else
+        _mm256_storeu_ps(t, acc8);
     for (int c = 0; c < nc; c++) out[(size_t)c * out_stride] = t[c];
 }
 
-/* Each type's tile compiled on its own (see IL2_COLUMNS_FN, matmul-x86.c). */
-#define KP_TILE_FN(NAME, TYPE)                                                                                  \
+/* Each type and width compiled on its own (see IL2_COLUMNS_FN,
+ * matmul-x86.c). */
+#define KP_TILE_FN(NAME, TYPE, C)                                                                               \
     static __attribute__((noinline)) void NAME(const struct kp_block *wb, int n, const uint8_t *pa, int sub,    \
                                                float *out, size_t out_stride, int nc, int first)                \
     {                                                                                                         \
-        kp_tile(wb, n, pa, sub, out, out_stride, nc, first, TYPE);                                              \
+        kp_tile(wb, n, pa, sub, out, out_stride, nc, first, C, TYPE);                                           \
     }
-KP_TILE_FN(kp_tile_q4_k, GGUF_T_Q4_K)
-KP_TILE_FN(kp_tile_q5_k, GGUF_T_Q5_K)
-KP_TILE_FN(kp_tile_q6_k, GGUF_T_Q6_K)
+KP_TILE_FN(kp_tile_q4_k, GGUF_T_Q4_K, 4)
+KP_TILE_FN(kp_tile_q5_k, GGUF_T_Q5_K, 4)
+KP_TILE_FN(kp_tile_q6_k, GGUF_T_Q6_K, 4)
+KP_TILE_FN(kp_tile8_q4_k, GGUF_T_Q4_K, 8)
+KP_TILE_FN(kp_tile8_q5_k, GGUF_T_Q5_K, 8)
+KP_TILE_FN(kp_tile8_q6_k, GGUF_T_Q6_K, 8)
 
 void gq_kpacked_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
                      const void *packed, int64_t ncols, float *out, size_t out_stride)
 {
     const int type = (int)wtype;
-    void (*const tile)(const struct kp_block *, int, const uint8_t *, int, float *, size_t, int, int) =
-        type == GGUF_T_Q6_K ? kp_tile_q6_k : type == GGUF_T_Q5_K ? kp_tile_q5_k : kp_tile_q4_k;
+    typedef void (*tile_fn)(const struct kp_block *, int, const uint8_t *, int, float *, size_t, int, int);
+    const tile_fn tile4 = type == GGUF_T_Q6_K ? kp_tile_q6_k : type == GGUF_T_Q5_K ? kp_tile_q5_k : kp_tile_q4_k;
+    const tile_fn tile8 = type == GGUF_T_Q6_K ? kp_tile8_q6_k : type == GGUF_T_Q5_K ? kp_tile8_q5_k : kp_tile8_q4_k;
     const size_t bb = il2_block_bytes(type);
     const int nb = (int)(k / GQ_QK_K);
     const uint8_t *wb = w, *pk = packed;
     struct kp_block buf[GQ_IL16_ROWS * KP_RANGE] __attribute__((aligned(32)));
+    /* the rows' blocks in as few runs as KP_RANGE allows, of equal length */
+    const int runs = (nb + KP_RANGE - 1) / KP_RANGE, step = (nb + runs - 1) / runs;
     for (int64_t r0 = 0; r0 < nrows; r0 += GQ_IL16_ROWS) {
         const int rows = nrows - r0 < GQ_IL16_ROWS ? (int)(nrows - r0) : GQ_IL16_ROWS;
-        for (int i0 = 0; i0 < nb; i0 += KP_RANGE) {
-            const int n = nb - i0 < KP_RANGE ? nb - i0 : KP_RANGE;
+        for (int i0 = 0; i0 < nb; i0 += step) {
+            const int n = nb - i0 < step ? nb - i0 : step;
             /* the rows' blocks i0 .. i0 + n - 1 unpacked, row r's at buf + KP_RANGE * r */
             for (int i = 0; i < n; i++) {
                 if (r0 < whole) { /* a group of interleaved rows: its chunk as plain blocks first */
@@ -325,12 +368,13 @@ void gq_kpacked_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, si
                         kp_from(wb + (size_t)(r0 + r) * w_stride + (size_t)(i0 + i) * bb, buf + KP_RANGE * r + i, type);
                 }
             }
-            for (int64_t c0 = 0; c0 < ncols; c0 += 4) {
+            /* eight columns a tile, four for the last four or fewer */
+            for (int64_t c0 = 0; c0 < ncols; c0 += ncols - c0 > 4 ? 8 : 4) {
                 const uint8_t *pa = pk + (size_t)((c0 / 16) * nb + i0) * KP_PANEL_BLOCK;
-                const int nc = ncols - c0 < 4 ? (int)(ncols - c0) : 4;
+                const int nc = ncols - c0 < 8 ? (int)(ncols - c0) : 8;
                 for (int r = 0; r < rows; r++)
-                    tile(buf + KP_RANGE * r, n, pa, (int)(c0 % 16 / 4), out + (size_t)c0 * out_stride + (size_t)(r0 + r),
-                         out_stride, nc, i0 == 0);
+                    (nc > 4 ? tile8 : tile4)(buf + KP_RANGE * r, n, pa, (int)(c0 % 16 / 4),
+                                             out + (size_t)c0 * out_stride + (size_t)(r0 + r), out_stride, nc, i0 == 0);
             }
         }
     }
