@@ -68,7 +68,11 @@ struct kp_block {
 };
 _Static_assert(sizeof(struct kp_block) == 544, "a kp_block is 544 bytes");
 
-/* Blocks of a row in the buffer: 16 rows of them take 119 KiB. */
+/* Blocks of a row in the buffer at most (16 rows of them take 68 KiB):
+ * the activations of eight columns over as many blocks, about 20 KiB,
+ * stay in the L1 cache while the sixteen rows pass over them (one thread,
+ * 1536 x 8960 Q6_K weights times 64 columns: 55 GMAC/s with runs of 14
+ * blocks, 66 with 8). */
 #define KP_RANGE 8
 
 #define UNROLL _Pragma("GCC unroll 8")
