@@ -129,16 +129,13 @@ void gq_kpack(const void *act, size_t act_stride, int64_t k, int64_t ncols, int6
         }
 }
 
-/* mv[u] of struct kp_block, u < n, from the int16 values m. */
-static inline void kp_mv(struct kp_block *o, const int16_t *m, int n)
+/* mv[u] of struct kp_block from m4, int16 values 4u .. 4u + 3 in each
+ * 64-bit lane. */
+static inline void kp_mv(struct kp_block *o, int u, __m256i m4)
 {
     const __m256i idx = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5,
                                          6, 7, 4, 5, 6, 7);
-    for (int u = 0; u < n; u++) {
-        int64_t four;
-        memcpy(&four, m + 4 * u, 8);
-        _mm256_store_si256((__m256i *)o->mv[u], _mm256_shuffle_epi8(_mm256_set1_epi64x(four), idx));
-    }
+    _mm256_store_si256((__m256i *)o->mv[u], _mm256_shuffle_epi8(m4, idx));
 }
 
 /* dd of struct kp_block. */
@@ -157,9 +154,9 @@ static inline __attribute__((always_inline)) void kp_from_k4(const uint8_t *blk,
     const __m256i low4 = _mm256_set1_epi8(0x0f), bit4 = _mm256_set1_epi8(0x10);
     kp_dd(o, _cvtsh_ss(w->d), _cvtsh_ss(w->dmin));
     const __m128i scmn = q4k_scales_mins(w->scales);
-    int16_t mins[8];
-    _mm_storeu_si128((__m128i *)mins, _mm_cvtepu8_epi16(_mm_srli_si128(scmn, 8)));
-    kp_mv(o, mins, 2);
+    const __m128i mins = _mm_cvtepu8_epi16(_mm_srli_si128(scmn, 8));
+    kp_mv(o, 0, _mm256_broadcastq_epi64(mins));
+    kp_mv(o, 1, _mm256_broadcastq_epi64(_mm_unpackhi_epi64(mins, mins)));
     const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scmn));
     for (int g = 0; g < 2; g++) {
         /* lanes 4k .. 4k + 3: scale 4g + k (bytes 2s, 2s + 1 of sc16) */
@@ -191,10 +188,13 @@ static inline void kp_from_q6k(const uint8_t *blk, struct kp_block *o)
 {
     const struct gq_block_q6_k *w = (const struct gq_block_q6_k *)blk;
     kp_dd(o, _cvtsh_ss(w->d), 0.0f);
-    int16_t sc[16]; /* -32 times the scales: -32 sum(sc bsums) is what the offset of the quants takes off */
-    _mm256_storeu_si256((__m256i *)sc, _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w->scales)),
-                                                          _mm256_set1_epi16(-32)));
-    kp_mv(o, sc, 4);
+    /* -32 times the scales: -32 sum(sc bsums) is what the offset of the quants takes off */
+    const __m256i sc = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w->scales)),
+                                          _mm256_set1_epi16(-32));
+    kp_mv(o, 0, _mm256_permute4x64_epi64(sc, 0x00));
+    kp_mv(o, 1, _mm256_permute4x64_epi64(sc, 0x55));
+    kp_mv(o, 2, _mm256_permute4x64_epi64(sc, 0xaa));
+    kp_mv(o, 3, _mm256_permute4x64_epi64(sc, 0xff));
     for (int g = 0; g < 2; g++) {
         const struct q6k_half hv = q6k_load_half(w, g); /* sc16: scales 8g .. 8g + 7, both 128-bit lanes */
         for (int h = 0; h < 2; h++) {
@@ -210,7 +210,7 @@ static inline void kp_from_q6k(const uint8_t *blk, struct kp_block *o)
     }
 }
 
-static void kp_from(const uint8_t *blk, struct kp_block *o, const int type)
+static inline __attribute__((always_inline)) void kp_from(const uint8_t *blk, struct kp_block *o, const int type)
 {
     if (type == GGUF_T_Q6_K)
         kp_from_q6k(blk, o);
@@ -344,10 +344,11 @@ KP_TILE_FN(kp_tile8_q4_k, GGUF_T_Q4_K, 8)
 KP_TILE_FN(kp_tile8_q5_k, GGUF_T_Q5_K, 8)
 KP_TILE_FN(kp_tile8_q6_k, GGUF_T_Q6_K, 8)
 
-void gq_kpacked_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
-                     const void *packed, int64_t ncols, float *out, size_t out_stride)
+/* gq_kpacked_avx2() for one type. */
+static inline __attribute__((always_inline)) void kp_product(int64_t whole, int64_t k, const void *w, size_t w_stride,
+                                                             int64_t nrows, const void *packed, int64_t ncols,
+                                                             float *out, size_t out_stride, const int type)
 {
-    const int type = (int)wtype;
     typedef void (*tile_fn)(const struct kp_block *, int, const uint8_t *, int, float *, size_t, int, int);
     const tile_fn tile4 = type == GGUF_T_Q6_K ? kp_tile_q6_k : type == GGUF_T_Q5_K ? kp_tile_q5_k : kp_tile_q4_k;
     const tile_fn tile8 = type == GGUF_T_Q6_K ? kp_tile8_q6_k : type == GGUF_T_Q5_K ? kp_tile8_q5_k : kp_tile8_q4_k;
@@ -372,16 +373,42 @@ void gq_kpacked_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, si
                         kp_from(wb + (size_t)(r0 + r) * w_stride + (size_t)(i0 + i) * bb, buf + KP_RANGE * r + i, type);
                 }
             }
+            /* the interleaved rows' next run, the chunks after these (of this
+             * group or the next), a sixteenth as each row of the first tile
+             * is taken */
+            const char *next = (const char *)gq_il_chunk(wb, w_stride, r0 / GQ_IL16_ROWS, i0 + n, bb);
+            const size_t part = r0 < whole && (r0 + GQ_IL16_ROWS < whole || i0 + n < nb) ? (size_t)step * bb : 0;
             /* eight columns a tile, four for the last four or fewer */
             for (int64_t c0 = 0; c0 < ncols; c0 += ncols - c0 > 4 ? 8 : 4) {
                 const uint8_t *pa = pk + (size_t)((c0 / 16) * nb + i0) * KP_PANEL_BLOCK;
                 const int nc = ncols - c0 < 8 ? (int)(ncols - c0) : 8;
-                for (int r = 0; r < rows; r++)
+                for (int r = 0; r < rows; r++) {
+                    for (size_t o = 0; c0 == 0 && o < part; o += 64) _mm_prefetch(next + (size_t)r * part + o, _MM_HINT_T0);
                     (nc > 4 ? tile8 : tile4)(buf + KP_RANGE * r, n, pa, (int)(c0 % 16 / 4),
                                              out + (size_t)c0 * out_stride + (size_t)(r0 + r), out_stride, nc, i0 == 0);
+                }
             }
         }
     }
+}
+
+#define KP_PRODUCT_FN(NAME, TYPE)                                                                                  \
+    static __attribute__((noinline)) void NAME(int64_t whole, int64_t k, const void *w, size_t w_stride,          \
+                                               int64_t nrows, const void *packed, int64_t ncols, float *out,      \
+                                               size_t out_stride)                                                 \
+    {                                                                                                            \
+        kp_product(whole, k, w, w_stride, nrows, packed, ncols, out, out_stride, TYPE);                            \
+    }
+KP_PRODUCT_FN(kp_product_q4_k, GGUF_T_Q4_K)
+KP_PRODUCT_FN(kp_product_q5_k, GGUF_T_Q5_K)
+KP_PRODUCT_FN(kp_product_q6_k, GGUF_T_Q6_K)
+
+void gq_kpacked_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
+                     const void *packed, int64_t ncols, float *out, size_t out_stride)
+{
+    (wtype == GGUF_T_Q6_K   ? kp_product_q6_k
+     : wtype == GGUF_T_Q5_K ? kp_product_q5_k
+                            : kp_product_q4_k)(whole, k, w, w_stride, nrows, packed, ncols, out, out_stride);
 }
 
 #define KP_PACKED_FN(NAME, TYPE)                                                                                  \
