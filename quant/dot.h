@@ -143,7 +143,7 @@ GQ_HIDDEN int gq_amx_usable(void);
 #define GQ_PANEL_MIN 6
 /* Without VNNI, Q4_K, Q5_K and Q6_K products of this many columns or more
  * take packed input (kpack-avx2.c). */
-#define GQ_KPACK_MIN 8
+#define GQ_KPACK_MIN 6
 
 /* Interleaved rows (gguf_matmul_il(), quant.h): rows r < whole (a
  * multiple of GQ_IL16_ROWS, counted from w) lie in groups of sixteen, the
