@@ -27,6 +27,8 @@
  * column[]: sixteen rows at a time); the K-quant tiles take 512-bit
  * products, and their one-column products four weight rows at a time;
  * the weights of one-column products are prefetched ahead.
+ * Without VNNI, the engine's Q4_K, Q5_K and Q6_K products of GQ_KPACK_MIN
+ * columns or more take packed input and kpack-avx2.c's tiles instead.
  *
  * Rows are taken ROW_BLOCK at a time, and for each such block every tile
  * of columns, so that the block's weights stay in cache while all the

@@ -171,8 +171,9 @@ GGUF_API int gguf_matmul(uint32_t wtype, const void *w, size_t w_stride, int64_t
  * several matrices, and splits each product among threads by rows; for
  * Q4_K, Q5_K, Q6_K, Q4_0, Q5_0 and Q8_0 weights and 6 columns or more,
  * the AVX-512 VNNI and AMX kernels rearrange the activations into panels of
- * 16 columns first, which the input can then undergo once rather than in
- * every call:
+ * 16 columns first, as do the AVX2 kernels (also at avx512 on a CPU
+ * without VNNI) for Q4_K, Q5_K and Q6_K, which the input can then undergo
+ * once rather than in every call:
  *
  *   gguf_matmul_pack_size(wtype, k, ncols): the bytes of the packed input
  *     of ncols columns of k elements; 0 when the SIMD path in use has no
@@ -219,10 +220,11 @@ GGUF_API int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, 
  *     below nrows rounded down to a multiple of 16 are read as groups,
  *     the others as plain rows, so a call takes whole groups, or
  *     runs to the end of the matrix.  Packed input serves Q4_0, Q5_0 and
- *     Q8_0, and at the amx level Q4_K and Q5_K from 49 columns, Q6_K
- *     from 33, where the tiles' products of whole blocks pay: the
- *     K-quants' other products on interleaved rows read the plain input
- *     at least as fast.
+ *     Q8_0, at the amx level Q4_K and Q5_K from 49 columns, Q6_K from
+ *     33, where the tiles' products of whole blocks pay, and without
+ *     VNNI (avx2) the K-quants from 6 columns: the K-quants' other
+ *     products on interleaved rows read the plain input at least as
+ *     fast.
  *   gguf_matmul_pack_size_il(): gguf_matmul_pack_size() for
  *     gguf_matmul_packed_il(), 0 where it takes no packed input.
  *
