@@ -17,7 +17,7 @@
  * The activations take the quarter order when packed (gq_kpack()), once
  * for all the products of an input; the weights in a buffer on the stack,
  * up to 16 rows and KP_RANGE blocks of them at a time, unpacked to bytes
- * beside their scales as vectors (struct kp_block), which every four
+ * beside their scales as vectors (struct kp_block), which every eight
  * columns of the product then read.  A block's integer sums are exact,
  * and are totalled, scaled and added to the outputs' sums as the scalar
  * kernels of dot.c do, block after block: the bits of gguf_matmul().
@@ -103,27 +103,28 @@ void gq_kpack(const void *act, size_t act_stride, int64_t k, int64_t ncols, int6
             for (int j = 0; j < 16; j++) {
                 const int64_t c = 16 * p + j;
                 uint8_t *qs = blk + KP_QS + GQ_QK_K * j;
-                int16_t *b16 = (int16_t *)(blk + KP_BSUMS + KP_SUB_SUMS * (j / 4)), *b32 = b16 + 4 * 16;
-                const int cs = j % 4; /* the column in its sub-panel */
-                if (c >= ncols) {
+                int16_t bs[16] = {0}; /* the column's 16-sums (past ncols: zero, as d and qs) */
+                if (c < ncols) {
+                    const struct gq_block_q8_k *a =
+                        (const struct gq_block_q8_k *)((const uint8_t *)act + (size_t)c * act_stride) + i;
+                    memcpy(blk + 4 * j, &a->d, 4);
+                    memcpy(bs, a->bsums, sizeof bs);
+                    for (int g = 0; g < 2; g++) {
+                        const __m256i *y = (const __m256i *)(a->qs + 128 * g);
+                        quarter_store(_mm256_loadu_si256(y), _mm256_loadu_si256(y + 1), _mm256_loadu_si256(y + 2),
+                                      _mm256_loadu_si256(y + 3), qs + 128 * g);
+                    }
+                } else {
                     memset(blk + 4 * j, 0, 4);
-                    for (int t = 0; t < 16; t++) b16[16 * (t / 4) + 8 * (t / 2 % 2) + 2 * cs + t % 2] = 0;
-                    for (int t = 0; t < 8; t++) b32[16 * (t / 4) + 8 * (t / 2 % 2) + 2 * cs + t % 2] = 0;
                     memset(qs, 0, GQ_QK_K);
-                    continue;
                 }
-                const struct gq_block_q8_k *a =
-                    (const struct gq_block_q8_k *)((const uint8_t *)act + (size_t)c * act_stride) + i;
-                memcpy(blk + 4 * j, &a->d, 4);
-                int16_t bs[16];
-                memcpy(bs, a->bsums, sizeof bs);
-                for (int t = 0; t < 16; t++) b16[16 * (t / 4) + 8 * (t / 2 % 2) + 2 * cs + t % 2] = bs[t];
-                for (int t = 0; t < 8; t++)
-                    b32[16 * (t / 4) + 8 * (t / 2 % 2) + 2 * cs + t % 2] = (int16_t)(bs[2 * t] + bs[2 * t + 1]);
-                for (int g = 0; g < 2; g++) {
-                    const __m256i *y = (const __m256i *)(a->qs + 128 * g);
-                    quarter_store(_mm256_loadu_si256(y), _mm256_loadu_si256(y + 1), _mm256_loadu_si256(y + 2),
-                                  _mm256_loadu_si256(y + 3), qs + 128 * g);
+                /* sum t of the column (j % 4 in its sub-panel) at int16 lane
+                 * 8 (t / 2 % 2) + 2 (j % 4) + t % 2 of vector t / 4 */
+                int16_t *b16 = (int16_t *)(blk + KP_BSUMS + KP_SUB_SUMS * (j / 4)), *b32 = b16 + 4 * 16;
+                for (int t = 0; t < 16; t++) {
+                    const int at = 16 * (t / 4) + 8 * (t / 2 % 2) + 2 * (j % 4) + t % 2;
+                    b16[at] = bs[t];
+                    if (t < 8) b32[at] = (int16_t)(bs[2 * t] + bs[2 * t + 1]);
                 }
             }
         }
@@ -136,6 +137,18 @@ static inline void kp_mv(struct kp_block *o, int u, __m256i m4)
     const __m256i idx = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5,
                                          6, 7, 4, 5, 6, 7);
     _mm256_store_si256((__m256i *)o->mv[u], _mm256_shuffle_epi8(m4, idx));
+}
+
+/* The vpshufb indices that put int16 values s0, s1 (lanes 0-7 of an
+ * 128-bit half's source) at lanes 0-3 and 4-7 of the low half, and s2,
+ * s3 (of the high half's source) at lanes 8-11 and 12-15. */
+static inline __m256i kp_scale_idx(int s0, int s1, int s2, int s3)
+{
+    const __m256i pick = _mm256_setr_epi16((short)s0, (short)s0, (short)s0, (short)s0, (short)s1, (short)s1,
+                                           (short)s1, (short)s1, (short)s2, (short)s2, (short)s2, (short)s2,
+                                           (short)s3, (short)s3, (short)s3, (short)s3);
+    /* int16 index s -> bytes 2s, 2s + 1 */
+    return _mm256_add_epi8(_mm256_mullo_epi16(pick, _mm256_set1_epi16(0x0202)), _mm256_set1_epi16(0x0100));
 }
 
 /* dd of struct kp_block. */
@@ -159,12 +172,9 @@ static inline __attribute__((always_inline)) void kp_from_k4(const uint8_t *blk,
     kp_mv(o, 1, _mm256_broadcastq_epi64(_mm_unpackhi_epi64(mins, mins)));
     const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scmn));
     for (int g = 0; g < 2; g++) {
-        /* lanes 4k .. 4k + 3: scale 4g + k (bytes 2s, 2s + 1 of sc16) */
-        const char s0 = (char)(8 * g), s1 = (char)(8 * g + 2), s2 = (char)(8 * g + 4), s3 = (char)(8 * g + 6);
-        const __m256i idx = _mm256_setr_epi8(s0, s0 + 1, s0, s0 + 1, s0, s0 + 1, s0, s0 + 1, s1, s1 + 1, s1, s1 + 1,
-                                             s1, s1 + 1, s1, s1 + 1, s2, s2 + 1, s2, s2 + 1, s2, s2 + 1, s2, s2 + 1,
-                                             s3, s3 + 1, s3, s3 + 1, s3, s3 + 1, s3, s3 + 1);
-        _mm256_store_si256((__m256i *)o->sc[g], _mm256_shuffle_epi8(sc16, idx));
+        /* lanes 4k .. 4k + 3: scale 4g + k */
+        _mm256_store_si256((__m256i *)o->sc[g],
+                           _mm256_shuffle_epi8(sc16, kp_scale_idx(4 * g, 4 * g + 1, 4 * g + 2, 4 * g + 3)));
     }
     __m256i hbits = with_high ? _mm256_loadu_si256((const __m256i *)w5->qh) : _mm256_setzero_si256();
     for (int g = 0; g < 2; g++) {
@@ -198,12 +208,9 @@ static inline void kp_from_q6k(const uint8_t *blk, struct kp_block *o)
     for (int g = 0; g < 2; g++) {
         const struct q6k_half hv = q6k_load_half(w, g); /* sc16: scales 8g .. 8g + 7, both 128-bit lanes */
         for (int h = 0; h < 2; h++) {
-            /* lanes 4k .. 4k + 3: scale 8g + 2k + h, lane 0 of the half's k = 0, 1, lane 1's k = 2, 3 */
-            const char s0 = (char)(2 * h), s1 = (char)(2 * (2 + h)), s2 = (char)(2 * (4 + h)), s3 = (char)(2 * (6 + h));
-            const __m256i idx = _mm256_setr_epi8(s0, s0 + 1, s0, s0 + 1, s0, s0 + 1, s0, s0 + 1, s1, s1 + 1, s1,
-                                                 s1 + 1, s1, s1 + 1, s1, s1 + 1, s2, s2 + 1, s2, s2 + 1, s2, s2 + 1,
-                                                 s2, s2 + 1, s3, s3 + 1, s3, s3 + 1, s3, s3 + 1, s3, s3 + 1);
-            _mm256_store_si256((__m256i *)o->sc[2 * g + h], _mm256_shuffle_epi8(hv.sc16, idx));
+            /* lanes 4k .. 4k + 3: scale 8g + 2k + h */
+            _mm256_store_si256((__m256i *)o->sc[2 * g + h],
+                               _mm256_shuffle_epi8(hv.sc16, kp_scale_idx(h, 2 + h, 4 + h, 6 + h)));
         }
         quarter_store(q6k_quants(hv.ql0, hv.ql1, hv.qh, 0), q6k_quants(hv.ql0, hv.ql1, hv.qh, 1),
                       q6k_quants(hv.ql0, hv.ql1, hv.qh, 2), q6k_quants(hv.ql0, hv.ql1, hv.qh, 3), o->q + 128 * g);
@@ -255,7 +262,8 @@ static inline __m256i kp_halves(__m256i a, __m256i b)
  * packed panel; 8 from an even one) of one row, blocks i0 .. i0 + n - 1:
  * from the row's unpacked blocks wb and the packed blocks pa (block i0 of
  * the panel), added to the sums in out (first: from zero).  The float
- * steps of k_block_step4() and k_block_step4_mins(), a column a lane. */
+ * steps of matmul-x86.c's k_block_step4() and k_block_step4_mins(), a
+ * column a lane. */
 static inline __attribute__((always_inline)) void kp_tile(const struct kp_block *wb, int n, const uint8_t *pa,
                                                           int sub, float *out, size_t out_stride, int nc,
                                                           int first, const int C, const int type)
@@ -392,16 +400,23 @@ static inline __attribute__((always_inline)) void kp_product(int64_t whole, int6
     }
 }
 
-#define KP_PRODUCT_FN(NAME, TYPE)                                                                                  \
+/* Each type's product compiled on its own, and its form on plain rows
+ * (gq_packed_fn). */
+#define KP_PRODUCT_FN(NAME, PLAIN, TYPE)                                                                          \
     static __attribute__((noinline)) void NAME(int64_t whole, int64_t k, const void *w, size_t w_stride,          \
                                                int64_t nrows, const void *packed, int64_t ncols, float *out,      \
                                                size_t out_stride)                                                 \
     {                                                                                                            \
         kp_product(whole, k, w, w_stride, nrows, packed, ncols, out, out_stride, TYPE);                            \
+    }                                                                                                            \
+    void PLAIN(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed, int64_t ncols,       \
+               float *out, size_t out_stride)                                                                     \
+    {                                                                                                            \
+        NAME(0, k, w, w_stride, nrows, packed, ncols, out, out_stride);                                          \
     }
-KP_PRODUCT_FN(kp_product_q4_k, GGUF_T_Q4_K)
-KP_PRODUCT_FN(kp_product_q5_k, GGUF_T_Q5_K)
-KP_PRODUCT_FN(kp_product_q6_k, GGUF_T_Q6_K)
+KP_PRODUCT_FN(kp_product_q4_k, gq_kpacked_avx2_q4_k, GGUF_T_Q4_K)
+KP_PRODUCT_FN(kp_product_q5_k, gq_kpacked_avx2_q5_k, GGUF_T_Q5_K)
+KP_PRODUCT_FN(kp_product_q6_k, gq_kpacked_avx2_q6_k, GGUF_T_Q6_K)
 
 void gq_kpacked_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, size_t w_stride, int64_t nrows,
                      const void *packed, int64_t ncols, float *out, size_t out_stride)
@@ -410,13 +425,3 @@ void gq_kpacked_avx2(uint32_t wtype, int64_t whole, int64_t k, const void *w, si
      : wtype == GGUF_T_Q5_K ? kp_product_q5_k
                             : kp_product_q4_k)(whole, k, w, w_stride, nrows, packed, ncols, out, out_stride);
 }
-
-#define KP_PACKED_FN(NAME, TYPE)                                                                                  \
-    void NAME(int64_t k, const void *w, size_t w_stride, int64_t nrows, const void *packed, int64_t ncols,        \
-              float *out, size_t out_stride)                                                                      \
-    {                                                                                                             \
-        gq_kpacked_avx2(TYPE, 0, k, w, w_stride, nrows, packed, ncols, out, out_stride);                          \
-    }
-KP_PACKED_FN(gq_kpacked_avx2_q4_k, GGUF_T_Q4_K)
-KP_PACKED_FN(gq_kpacked_avx2_q5_k, GGUF_T_Q5_K)
-KP_PACKED_FN(gq_kpacked_avx2_q6_k, GGUF_T_Q6_K)

@@ -253,43 +253,6 @@ struct tile_config {
 
 #endif
 
-/* Lane c: the sum of the 8 int32 lanes of v[c], for c < C (0 beyond):
- * four totals in a handful of operations instead of four. */
-static inline __attribute__((always_inline)) __m128i hsum4_i32(const __m256i *v, const int C)
-{
-    const __m256i z = _mm256_setzero_si256();
-    const __m256i a = _mm256_hadd_epi32(v[0], C > 1 ? v[1] : z);
-    const __m256i b = _mm256_hadd_epi32(C > 2 ? v[2] : z, C > 3 ? v[3] : z);
-    const __m256i t = _mm256_hadd_epi32(a, b);
-    return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
-}
-
-/* The float steps of a K-quant block (matmul-x86.c, k_block_step() and
- * k_block_step_mins()) for up to four columns at once,
- * a column a lane: the same operations in the same order on each lane,
- * so the same bits. */
-static inline __m128 k_block_step4(__m128 sum, __m128i isum, float d, __m128 ad)
-{
-    return _mm_add_ps(sum, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(d), ad), _mm_cvtepi32_ps(isum)));
-}
-
-static inline __m128 k_block_step4_mins(__m128 sum, __m128i isum, __m128i imin, float d, float dmin,
-                                        __m128 ad)
-{
-    sum = k_block_step4(sum, isum, d, ad);
-    return _mm_sub_ps(sum, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(dmin), ad), _mm_cvtepi32_ps(imin)));
-}
-
-/* Lane c of v to out[c * out_stride], c < C. */
-static inline __attribute__((always_inline)) void store4(float *out, size_t out_stride, __m128 v,
-                                                         const int C)
-{
-    float t[4];
-    _mm_storeu_ps(t, v);
-    _Pragma("GCC unroll 8")
-    for (int c = 0; c < C; c++) out[(size_t)c * out_stride] = t[c];
-}
-
 /* The bytes of a block of Q4_K, Q5_K or Q6_K. */
 static inline size_t il2_block_bytes(const int type)
 {

@@ -504,9 +504,10 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
         CHECK(gguf_matmul_il_rows(t) == (il_here ? 16 : 0), "%s at %s: interleaved rows %d", ti.name,
               gguf_simd_name(l), gguf_matmul_il_rows(t));
         if (il_here) {
-            /* packed input: Q4_0, Q5_0 and Q8_0's, and at the amx level
-             * the K-quants' from the columns where the tiles' block
-             * products pay (quant.h: 49 for Q4_K and Q5_K, 33 for Q6_K) */
+            /* packed input: Q4_0, Q5_0 and Q8_0's, at the amx level the
+             * K-quants' from the columns where the tiles' block products
+             * pay (quant.h: 49 for Q4_K and Q5_K, 33 for Q6_K), and
+             * without VNNI the K-quants' from GQ_KPACK_MIN */
             const int k_packed = (l == GGUF_SIMD_AMX && nc >= (t == GGUF_T_Q6_K ? 33 : 49)) ||
                                  (k_quant && !vnni && nc >= GQ_KPACK_MIN);
             const size_t psz_il = gguf_matmul_pack_size_il(t, k, nc);
