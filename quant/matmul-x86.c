@@ -2239,6 +2239,107 @@ il2l_cols(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8
     }
 }
 
+/* Products of more columns unpack a group's chunks once for all of them:
+ * IL2W_RUN blocks of its weights at a time, as il2l_weights() gives them,
+ * beside their scales in float (struct il2w_block); then IL2_FEW columns
+ * after IL2_FEW columns take the same steps as il2l_columns() on them,
+ * with every column's bias and scale (il32_act()) made once for all the
+ * groups.  il2l_columns() unpacks each chunk again for every IL2_FEW
+ * columns, which costs Q5_0 about as much as the products themselves. */
+#define IL2W_RUN 32
+#define IL2W_ACT (IL2_ACT_BYTES / (int64_t)sizeof(struct gq_block_q8_0)) /* blocks of input at a time */
+
+struct il2w_block {
+    __m256i u[2][8]; /* half h, quad t: il2l_weights() */
+    __m256 dw[2];    /* half h: the scales of rows 8h .. 8h + 7 */
+};
+
+/* Rows 16 g .. 16 g + 15 (g: a group's chunks from ub, blocks i0 .. i0 + n
+ * - 1) times nc <= IL2_FEW columns from column c of act, whose bias and
+ * da (nb blocks a column) are at bias, da. */
+static inline __attribute__((always_inline)) void
+il2w_columns(const struct il2w_block *ub, int i0, int n, int nb, const uint8_t *act, size_t act_stride,
+             const int32_t *bias, const float *da, float *out, size_t out_stride, const int nc, const int type)
+{
+    UNROLL
+    for (int h = 0; h < 2; h++) {
+        __m256 acc[IL2_FEW];
+        UNROLL
+        for (int k = 0; k < nc; k++)
+            acc[k] = i0 ? _mm256_loadu_ps(out + (size_t)k * out_stride + 8 * h) : _mm256_setzero_ps();
+        for (int i = 0; i < n; i++) {
+            const struct il2w_block *b = ub + i;
+            UNROLL
+            for (int k = 0; k < nc; k++) {
+                const uint8_t *y = (const uint8_t *)((const struct gq_block_q8_0 *)(act + (size_t)k * act_stride) + i0 + i)->qs;
+                const __m256i s = il2l_sums(b->u[h], y, bias[(size_t)k * nb + i0 + i], type);
+                const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(s), b->dw[h]);
+                acc[k] = _mm256_fmadd_ps(t, _mm256_set1_ps(da[(size_t)k * nb + i0 + i]), acc[k]);
+            }
+        }
+        UNROLL
+        for (int k = 0; k < nc; k++) _mm256_storeu_ps(out + (size_t)k * out_stride + 8 * h, acc[k]);
+    }
+}
+
+/* Each width compiled on its own, with the type as an argument (the
+ * switch of il2w_cols()). */
+#define IL2W_COLUMNS_FN(NAME, NC)                                                                              \
+    static __attribute__((noinline)) void NAME(const struct il2w_block *ub, int i0, int n, int nb,            \
+                                               const uint8_t *act, size_t act_stride, const int32_t *bias,     \
+                                               const float *da, float *out, size_t out_stride, int type)       \
+    {                                                                                                        \
+        if (type == GGUF_T_Q4_0)                                                                             \
+            il2w_columns(ub, i0, n, nb, act, act_stride, bias, da, out, out_stride, NC, GGUF_T_Q4_0);         \
+        else if (type == GGUF_T_Q5_0)                                                                        \
+            il2w_columns(ub, i0, n, nb, act, act_stride, bias, da, out, out_stride, NC, GGUF_T_Q5_0);         \
+        else                                                                                                 \
+            il2w_columns(ub, i0, n, nb, act, act_stride, bias, da, out, out_stride, NC, GGUF_T_Q8_0);         \
+    }
+IL2W_COLUMNS_FN(il2w_columns1, 1)
+IL2W_COLUMNS_FN(il2w_columns2, 2)
+IL2W_COLUMNS_FN(il2w_columns3, 3)
+IL2W_COLUMNS_FN(il2w_columns4, 4)
+
+/* Rows 0 .. 16 * groups - 1 (interleaved) times ncols > IL2_FEW columns,
+ * runs of them whose input fits IL2_ACT_BYTES (and at least IL2_FEW of
+ * them: nb <= IL2W_ACT / IL2_FEW, checked by the caller). */
+static void il2w_type(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act,
+                      size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type)
+{
+    typedef void (*cols_fn)(const struct il2w_block *, int, int, int, const uint8_t *, size_t, const int32_t *,
+                            const float *, float *, size_t, int);
+    static const cols_fn cols[IL2_FEW + 1] = {NULL, il2w_columns1, il2w_columns2, il2w_columns3, il2w_columns4};
+    const size_t bb = type == GGUF_T_Q4_0 ? sizeof(struct gq_block_q4_0)
+                      : type == GGUF_T_Q5_0 ? sizeof(struct gq_block_q5_0)
+                                            : sizeof(struct gq_block_q8_0);
+    const int64_t cr = IL2W_ACT / nb / IL2_FEW * IL2_FEW;
+    int32_t bias[IL2W_ACT];
+    float da[IL2W_ACT];
+    struct il2w_block ub[IL2W_RUN];
+    for (int64_t c0 = 0; c0 < ncols; c0 += cr) {
+        const int64_t nc = ncols - c0 < cr ? ncols - c0 : cr;
+        for (int64_t c = 0; c < nc; c++)
+            il32_act((const struct gq_block_q8_0 *)(act + (size_t)(c0 + c) * act_stride), 0, nb,
+                     il32_log2_offset(type), bias + c * nb, da + c * nb);
+        for (int64_t g = 0; g < groups; g++)
+            for (int i0 = 0; i0 < nb; i0 += IL2W_RUN) {
+                const int n = nb - i0 < IL2W_RUN ? nb - i0 : IL2W_RUN;
+                for (int i = 0; i < n; i++) {
+                    const uint8_t *c = gq_il_chunk(w, w_stride, g, i0 + i, bb);
+                    for (int h = 0; h < 2; h++) {
+                        il2l_weights(c, h, ub[i].u[h], type);
+                        ub[i].dw[h] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(c + 16 * h)));
+                    }
+                }
+                for (int64_t c = 0; c < nc; c += IL2_FEW)
+                    cols[nc - c < IL2_FEW ? nc - c : IL2_FEW](
+                        ub, i0, n, nb, act + (size_t)(c0 + c) * act_stride, act_stride, bias + c * nb, da + c * nb,
+                        out + (size_t)(c0 + c) * out_stride + (size_t)g * GQ_IL16_ROWS, out_stride, type);
+            }
+    }
+}
+
 /* The product of one type: the groups below whole, IL2_FEW columns a pass
  * over them; of more columns, runs of IL2L_GROUPS groups (in the cache
  * after the first pass) times a run of the columns whose input fits
@@ -2253,6 +2354,8 @@ il2l_type(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t n
     const int64_t groups = whole / GQ_IL16_ROWS;
     if (ncols <= IL2_FEW) {
         if (ncols > 0) il2l_cols(w, w_stride, groups, nb, act, act_stride, ncols, out, out_stride, type);
+    } else if (nb <= IL2W_ACT / IL2_FEW) {
+        il2w_type(w, w_stride, groups, nb, act, act_stride, ncols, out, out_stride, type);
     } else {
         const int64_t run = IL2_ACT_BYTES / ((int64_t)nb * (int64_t)sizeof(struct gq_block_q8_0)) / IL2_FEW * IL2_FEW;
         const int64_t cr = run > IL2_FEW ? run : IL2_FEW;
