@@ -2341,10 +2341,11 @@ static void il2w_type(const uint8_t *w, size_t w_stride, int64_t groups, int nb,
 }
 
 /* The product of one type: the groups below whole, IL2_FEW columns a pass
- * over them; of more columns, runs of IL2L_GROUPS groups (in the cache
- * after the first pass) times a run of the columns whose input fits
- * IL2_ACT_BYTES; then the rows past the groups, plain (gemm_*(), or
- * column_*() for one column: the same bits). */
+ * over them; of more columns, il2w_type(), or where four columns' input
+ * passes IL2_ACT_BYTES, runs of IL2L_GROUPS groups (in the cache after the
+ * first pass) times a run of the columns whose input fits it; then the
+ * rows past the groups, plain (gemm_*(), or column_*() for one column:
+ * the same bits). */
 static inline __attribute__((always_inline)) void
 il2l_type(int64_t whole, int64_t k, const uint8_t *w, size_t w_stride, int64_t nrows, const uint8_t *act,
           size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type, gq_matmul_fn plain,
