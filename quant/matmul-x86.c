@@ -2247,7 +2247,7 @@ il2l_cols(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8
  * groups.  il2l_columns() unpacks each chunk again for every IL2_FEW
  * columns, which costs Q5_0 about as much as the products themselves. */
 #define IL2W_RUN 32
-#define IL2W_ACT (IL2_ACT_BYTES / (int64_t)sizeof(struct gq_block_q8_0)) /* blocks of input at a time */
+#define IL2W_ACT 4096 /* blocks of input at a time (bias and da: 32 KiB) */
 
 struct il2w_block {
     __m256i u[2][8]; /* half h, quad t: il2l_weights() */
@@ -2302,8 +2302,9 @@ IL2W_COLUMNS_FN(il2w_columns3, 3)
 IL2W_COLUMNS_FN(il2w_columns4, 4)
 
 /* Rows 0 .. 16 * groups - 1 (interleaved) times ncols > IL2_FEW columns,
- * runs of them whose input fits IL2_ACT_BYTES (and at least IL2_FEW of
- * them: nb <= IL2W_ACT / IL2_FEW, checked by the caller). */
+ * in runs of at most IL2W_ACT blocks of input (139 KiB, in the L2 cache
+ * while every group takes them), a multiple of IL2_FEW columns (at least
+ * one: nb <= IL2W_ACT / IL2_FEW, checked by the caller). */
 static void il2w_type(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act,
                       size_t act_stride, int64_t ncols, float *out, size_t out_stride, const int type)
 {
@@ -2342,7 +2343,7 @@ static void il2w_type(const uint8_t *w, size_t w_stride, int64_t groups, int nb,
 
 /* The product of one type: the groups below whole, IL2_FEW columns a pass
  * over them; of more columns, il2w_type(), or where four columns' input
- * passes IL2_ACT_BYTES, runs of IL2L_GROUPS groups (in the cache after the
+ * passes IL2W_ACT blocks, runs of IL2L_GROUPS groups (in the cache after the
  * first pass) times a run of the columns whose input fits it; then the
  * rows past the groups, plain (gemm_*(), or column_*() for one column:
  * the same bits). */
