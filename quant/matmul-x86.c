@@ -2254,9 +2254,10 @@ struct il2w_block {
     __m256 dw[2];    /* half h: the scales of rows 8h .. 8h + 7 */
 };
 
-/* Rows 16 g .. 16 g + 15 (g: a group's chunks from ub, blocks i0 .. i0 + n
- * - 1) times nc <= IL2_FEW columns from column c of act, whose bias and
- * da (nb blocks a column) are at bias, da. */
+/* A group's sixteen rows (its chunks of blocks i0 .. i0 + n - 1 unpacked
+ * in ub) times nc <= IL2_FEW columns of act (act_stride apart), whose
+ * il32_act() bias and da are at bias and da (nb blocks a column), added
+ * to the rows' sums in out (first, i0 = 0: from zero). */
 static inline __attribute__((always_inline)) void
 il2w_columns(const struct il2w_block *ub, int i0, int n, int nb, const uint8_t *act, size_t act_stride,
              const int32_t *bias, const float *da, float *out, size_t out_stride, const int nc, const int type)
@@ -2282,8 +2283,8 @@ il2w_columns(const struct il2w_block *ub, int i0, int n, int nb, const uint8_t *
     }
 }
 
-/* Each width compiled on its own, with the type as an argument (the
- * switch of il2w_cols()). */
+/* Each width compiled on its own, with the type as an argument (chosen
+ * by il2w_type() for the columns left). */
 #define IL2W_COLUMNS_FN(NAME, NC)                                                                              \
     static __attribute__((noinline)) void NAME(const struct il2w_block *ub, int i0, int n, int nb,            \
                                                const uint8_t *act, size_t act_stride, const int32_t *bias,     \
@@ -2302,7 +2303,7 @@ IL2W_COLUMNS_FN(il2w_columns3, 3)
 IL2W_COLUMNS_FN(il2w_columns4, 4)
 
 /* Rows 0 .. 16 * groups - 1 (interleaved) times ncols > IL2_FEW columns,
- * in runs of at most IL2W_ACT blocks of input (139 KiB, in the L2 cache
+ * in runs of at most IL2W_ACT blocks of input (136 KiB, in the L2 cache
  * while every group takes them), a multiple of IL2_FEW columns (at least
  * one: nb <= IL2W_ACT / IL2_FEW, checked by the caller). */
 static void il2w_type(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act,
@@ -2327,10 +2328,10 @@ static void il2w_type(const uint8_t *w, size_t w_stride, int64_t groups, int nb,
             for (int i0 = 0; i0 < nb; i0 += IL2W_RUN) {
                 const int n = nb - i0 < IL2W_RUN ? nb - i0 : IL2W_RUN;
                 for (int i = 0; i < n; i++) {
-                    const uint8_t *c = gq_il_chunk(w, w_stride, g, i0 + i, bb);
+                    const uint8_t *ch = gq_il_chunk(w, w_stride, g, i0 + i, bb);
                     for (int h = 0; h < 2; h++) {
-                        il2l_weights(c, h, ub[i].u[h], type);
-                        ub[i].dw[h] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(c + 16 * h)));
+                        il2l_weights(ch, h, ub[i].u[h], type);
+                        ub[i].dw[h] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(ch + 16 * h)));
                     }
                 }
                 for (int64_t c = 0; c < nc; c += IL2_FEW)
