@@ -2175,6 +2175,17 @@ static inline __attribute__((always_inline)) __m256i il2l_sums(const __m256i u[8
                             _mm256_set1_epi32(bias));
 }
 
+/* acc plus the eight rows' block sums of u (il2l_weights()) with the
+ * activations' block a, bias and da its il32_act() values, times the rows'
+ * scales dw and da: a block's float steps, lane by lane. */
+static inline __attribute__((always_inline)) __m256 il2l_step(__m256 acc, const __m256i u[8], __m256 dw,
+                                                              const struct gq_block_q8_0 *a, int32_t bias, float da,
+                                                              const int type)
+{
+    const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(il2l_sums(u, (const uint8_t *)a->qs, bias, type)), dw);
+    return _mm256_fmadd_ps(t, _mm256_set1_ps(da), acc);
+}
+
 /* Rows 0 .. 16 * groups - 1 (interleaved) times nc <= IL2_FEW columns, the
  * blocks IL32_BLOCKS at a time (il32_act() of each column), the chunks
  * read in order with their bytes IL2_AHEAD further on prefetched, up to
@@ -2213,10 +2224,8 @@ il2l_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const ui
                     il2l_weights(c, h, u, type);
                     UNROLL
                     for (int k = 0; k < nc; k++) {
-                        const uint8_t *y = (const uint8_t *)((const struct gq_block_q8_0 *)(act + (size_t)k * act_stride) + i0 + i)->qs;
-                        const __m256i s = il2l_sums(u, y, bias[k][i], type);
-                        const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(s), dw);
-                        acc[h][k] = _mm256_fmadd_ps(t, _mm256_set1_ps(da[k][i]), acc[h][k]);
+                        const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)(act + (size_t)k * act_stride) + i0 + i;
+                        acc[h][k] = il2l_step(acc[h][k], u, dw, a, bias[k][i], da[k][i], type);
                     }
                 }
             }
@@ -2272,10 +2281,9 @@ il2w_columns(const struct il2w_block *ub, int i0, int n, int nb, const uint8_t *
             const struct il2w_block *b = ub + i;
             UNROLL
             for (int k = 0; k < nc; k++) {
-                const uint8_t *y = (const uint8_t *)((const struct gq_block_q8_0 *)(act + (size_t)k * act_stride) + i0 + i)->qs;
-                const __m256i s = il2l_sums(b->u[h], y, bias[(size_t)k * nb + i0 + i], type);
-                const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(s), b->dw[h]);
-                acc[k] = _mm256_fmadd_ps(t, _mm256_set1_ps(da[(size_t)k * nb + i0 + i]), acc[k]);
+                const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)(act + (size_t)k * act_stride) + i0 + i;
+                const size_t at = (size_t)k * nb + i0 + i;
+                acc[k] = il2l_step(acc[k], b->u[h], b->dw[h], a, bias[at], da[at], type);
             }
         }
         UNROLL
