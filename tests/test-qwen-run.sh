@@ -356,6 +356,11 @@ for t in 0 1025 x; do
 done
 run 0 help "$RUN" --help
 check "--help goes to stdout" has "$tmp/help.out" "Usage: qwen-run -m MODEL"
+# the whole text, longer than a 4 KiB buffer: its last line, each option
+check "--help whole, to its last line" has "$tmp/help.out" "than the context, NaN or infinite logits), 130 when interrupted by SIGINT."
+for o in --grammar= --json-schema= --prompt-cache= --stats --tokenize --logits --logprobs --print-ids --ignore-eos; do
+    check "--help lists $o" has "$tmp/help.out" "      $o"
+done
 run 0 version "$RUN" -V
 check "--version" has "$tmp/version.out" "qwen-run (gguf-tools)"
 

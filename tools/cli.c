@@ -183,13 +183,25 @@ void cli_out_pad(cli_out *o, long n)
 void cli_out_printf(cli_out *o, const char *fmt, ...)
 {
     char buf[4096];
-    va_list ap;
+    va_list ap, again;
     va_start(ap, fmt);
+    va_copy(again, ap);
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n >= sizeof buf) n = sizeof buf - 1;
-    cli_out_write(o, buf, (size_t)n);
+    if (n >= 0 && (size_t)n < sizeof buf) {
+        cli_out_write(o, buf, (size_t)n);
+    } else if (n >= 0) {
+        /* longer than the stack's buffer (a usage text): formatted again,
+         * whole, in one of its length */
+        char *big = malloc((size_t)n + 1);
+        if (big && vsnprintf(big, (size_t)n + 1, fmt, again) == n) cli_out_write(o, big, (size_t)n);
+        else {
+            cli_out_write(o, buf, sizeof buf - 1);
+            if (!o->err) o->err = ENOMEM; /* the text cut short: an error at close */
+        }
+        free(big);
+    }
+    va_end(again);
 }
 
 /* Writes v in decimal at the end of buf[0..20) and returns the start. */
