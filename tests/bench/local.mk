@@ -29,3 +29,12 @@ bench: tests/bench/bench-matvec$(EXEEXT)
 tests_bench_bench_quant_LDADD = gguf/libgguf.la -lm
 CLEANFILES += tests/bench/bench-quant$(EXEEXT)
 bench: tests/bench/bench-quant$(EXEEXT)
+# A decode step's attention per SIMD path: a C program built by `make bench` only
+BENCHMARKS += tests/bench/bench-attn.sh
+EXTRA_PROGRAMS += tests/bench/bench-attn
+tests_bench_bench_attn_SOURCES = tests/bench/bench-attn.c
+tests_bench_bench_attn_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_bench_bench_attn_LDFLAGS = $(OPENMP_CFLAGS)
+tests_bench_bench_attn_LDADD = gguf/libgguf.la -lm
+CLEANFILES += tests/bench/bench-attn$(EXEEXT)
+bench: tests/bench/bench-attn$(EXEEXT)
