@@ -194,8 +194,9 @@ void cli_out_printf(cli_out *o, const char *fmt, ...)
         /* longer than the stack's buffer (a usage text): formatted again,
          * whole, in one of its length */
         char *big = malloc((size_t)n + 1);
-        if (big && vsnprintf(big, (size_t)n + 1, fmt, again) == n) cli_out_write(o, big, (size_t)n);
-        else {
+        if (big && vsnprintf(big, (size_t)n + 1, fmt, again) == n) {
+            cli_out_write(o, big, (size_t)n);
+        } else {
             cli_out_write(o, buf, sizeof buf - 1);
             if (!o->err) o->err = ENOMEM; /* the text cut short: an error at close */
         }

@@ -28,10 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "gguf/gguf.h"
 #include "quant/quant.h"
 
