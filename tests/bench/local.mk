@@ -26,6 +26,15 @@ tests_bench_bench_matvec_LDFLAGS = $(OPENMP_CFLAGS)
 tests_bench_bench_matvec_LDADD = gguf/libgguf.la -lm
 CLEANFILES += tests/bench/bench-matvec$(EXEEXT)
 bench: tests/bench/bench-matvec$(EXEEXT)
+# The products of many columns (prompts, batched decode) per weight type.
+BENCHMARKS += tests/bench/bench-matmul.sh
+EXTRA_PROGRAMS += tests/bench/bench-matmul
+tests_bench_bench_matmul_SOURCES = tests/bench/bench-matmul.c
+tests_bench_bench_matmul_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_bench_bench_matmul_LDFLAGS = $(OPENMP_CFLAGS)
+tests_bench_bench_matmul_LDADD = gguf/libgguf.la -lm
+CLEANFILES += tests/bench/bench-matmul$(EXEEXT)
+bench: tests/bench/bench-matmul$(EXEEXT)
 tests_bench_bench_quant_LDADD = gguf/libgguf.la -lm
 CLEANFILES += tests/bench/bench-quant$(EXEEXT)
 bench: tests/bench/bench-quant$(EXEEXT)
