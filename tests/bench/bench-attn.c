@@ -30,31 +30,7 @@
 
 #include "gguf/gguf.h"
 #include "quant/quant.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Deterministic values in [-0.5, 0.5). */
-static float next(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return (float)(*s >> 40) / (float)(1u << 24) - 0.5f;
-}
-
-static long arg(const char *s, long lo, long hi, char opt)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || end == s || v < lo || v > hi) {
-        fprintf(stderr, "bench-attn: -%c: not a number from %ld to %ld: '%s'\n", opt, lo, hi, s);
-        exit(2);
-    }
-    return v;
-}
+#include "tests/bench/benchutil.h"
 
 int main(int argc, char **argv)
 {
@@ -62,13 +38,13 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt(argc, argv, "t:p:l:k:g:d:r:")) != -1) {
         switch (opt) {
-        case 't': threads = arg(optarg, 1, 1024, 't'); break;
-        case 'p': P = arg(optarg, 1, 1L << 20, 'p'); break;
-        case 'l': L = arg(optarg, 1, 1024, 'l'); break;
-        case 'k': KV = arg(optarg, 1, 1024, 'k'); break;
-        case 'g': G = arg(optarg, 1, 64, 'g'); break;
-        case 'd': D = arg(optarg, 1, 1024, 'd'); break;
-        case 'r': rounds = arg(optarg, 1, 100000, 'r'); break;
+        case 't': threads = bench_arg("bench-attn", optarg, 1, 1024, 't'); break;
+        case 'p': P = bench_arg("bench-attn", optarg, 1, 1L << 20, 'p'); break;
+        case 'l': L = bench_arg("bench-attn", optarg, 1, 1024, 'l'); break;
+        case 'k': KV = bench_arg("bench-attn", optarg, 1, 1024, 'k'); break;
+        case 'g': G = bench_arg("bench-attn", optarg, 1, 64, 'g'); break;
+        case 'd': D = bench_arg("bench-attn", optarg, 1, 1024, 'd'); break;
+        case 'r': rounds = bench_arg("bench-attn", optarg, 1, 100000, 'r'); break;
         default:
             fprintf(stderr, "usage: bench-attn [-t THREADS] [-p POSITIONS] [-l LAYERS] [-k KV_HEADS] "
                             "[-g GROUP] [-d HEAD_DIM] [-r ROUNDS]\n");
@@ -92,12 +68,12 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     float row[1024];
     for (size_t h = 0; h < heads * P; h++) {
-        for (long i = 0; i < D; i++) row[i] = next(&seed);
+        for (long i = 0; i < D; i++) row[i] = bench_next(&seed);
         gguf_quantize_row(GGUF_T_F16, row, kc + h * D, D);
-        for (long i = 0; i < D; i++) row[i] = next(&seed);
+        for (long i = 0; i < D; i++) row[i] = bench_next(&seed);
         gguf_quantize_row(GGUF_T_F16, row, vc + h * D, D);
     }
-    for (size_t i = 0; i < (size_t)KV * G * D; i++) q[i] = next(&seed);
+    for (size_t i = 0; i < (size_t)KV * G * D; i++) q[i] = bench_next(&seed);
     const float scale = 1.0f / sqrtf((float)D);
 
     printf("attention of a decode step: %ld layers x %ld KV heads of %ld positions x %ld, %ld queries each; "
@@ -110,26 +86,26 @@ int main(int argc, char **argv)
         double best = INFINITY, best_dot = INFINITY, best_axpy = INFINITY;
         for (long r = 0; r < rounds; r++) {
             double dot = 0, axpy = 0;
-            const double t0 = now();
+            const double t0 = bench_now();
 #pragma omp parallel for schedule(static, 1) num_threads(threads) reduction(+ : dot, axpy)
             for (long kv = 0; kv < KV; kv++) {
                 float *a = att + (size_t)kv * G * P, *y = o + (size_t)kv * G * D;
                 const float *qk = q + (size_t)kv * G * D;
                 for (long l = 0; l < L; l++) {
                     const size_t at = ((size_t)l * KV + (size_t)kv) * head;
-                    const double a0 = now();
+                    const double a0 = bench_now();
                     gguf_vec_dot_f16_rows_m(qk, D, G, kc + at, D, P, D, a, P);
                     for (long g = 0; g < G; g++) gguf_vec_softmax(a + (size_t)g * P, P, scale);
-                    const double a1 = now();
+                    const double a1 = bench_now();
                     memset(y, 0, (size_t)G * D * sizeof *y);
                     gguf_vec_axpy_f16_rows_m(y, D, a, P, G, vc + at, D, P, D);
-                    const double a2 = now();
+                    const double a2 = bench_now();
                     dot += a1 - a0;
                     axpy += a2 - a1;
                     memcpy(got + ((size_t)l * KV + (size_t)kv) * G * D, y, (size_t)G * D * sizeof *y);
                 }
             }
-            const double t = now() - t0;
+            const double t = bench_now() - t0;
             if (t < best) best = t;
             if (dot < best_dot) best_dot = dot;
             if (axpy < best_axpy) best_axpy = axpy;

@@ -38,35 +38,11 @@
 
 #include "gguf/gguf.h"
 #include "quant/quant.h"
+#include "tests/bench/benchutil.h"
 
 #define DISTINCT 64 /* rows quantized; the others copies */
 #define ROUNDS 5
 #define MAX_COLS 32 /* column counts in a -c list */
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Deterministic values in [-0.5, 0.5). */
-static float next(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return (float)(*s >> 40) / (float)(1u << 24) - 0.5f;
-}
-
-static long arg(const char *s, long lo, long hi, char opt)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*end || end == s || v < lo || v > hi) {
-        fprintf(stderr, "bench-matmul: -%c: not a number from %ld to %ld: '%s'\n", opt, lo, hi, s);
-        exit(2);
-    }
-    return v;
-}
 
 static void *xalloc(size_t n)
 {
@@ -87,14 +63,10 @@ static void product(uint32_t t, const uint8_t *w, size_t rb, int64_t nrows, int6
     int bad = 0;
 #pragma omp parallel num_threads(threads) reduction(| : bad)
     {
-#ifdef _OPENMP
-        const int64_t id = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        const int64_t id = 0, nt = 1;
-#endif
-        const int64_t groups = (nrows + 15) / 16, r0 = groups * id / nt * 16;
-        int64_t r1 = groups * (id + 1) / nt * 16;
-        if (r1 > nrows) r1 = nrows;
+        int64_t r0, r1;
+        team_share((nrows + 15) / 16, &r0, &r1);
+        r0 *= 16;
+        r1 = r1 * 16 < nrows ? r1 * 16 : nrows;
         const uint8_t *wr = w + (size_t)r0 * rb;
         if (r1 > r0)
             bad |= (pk ? (il ? gguf_matmul_packed_il : gguf_matmul_packed)(t, wr, rb, r1 - r0, k, pk, nc, out + r0,
@@ -114,10 +86,10 @@ int main(int argc, char **argv)
     long mib = 64;
     int64_t k = 1536, nrows = 8960, counts[MAX_COLS];
     while ((opt = getopt(argc, argv, "t:k:r:m:c:")) != -1) {
-        if (opt == 't') threads = (int)arg(optarg, 1, 1024, 't');
-        else if (opt == 'k') k = arg(optarg, 256, 1 << 20, 'k');
-        else if (opt == 'r') nrows = arg(optarg, 16, 1 << 24, 'r');
-        else if (opt == 'm') mib = arg(optarg, 1, 1 << 16, 'm');
+        if (opt == 't') threads = (int)bench_arg("bench-matmul", optarg, 1, 1024, 't');
+        else if (opt == 'k') k = bench_arg("bench-matmul", optarg, 256, 1 << 20, 'k');
+        else if (opt == 'r') nrows = bench_arg("bench-matmul", optarg, 16, 1 << 24, 'r');
+        else if (opt == 'm') mib = bench_arg("bench-matmul", optarg, 1, 1 << 16, 'm');
         else if (opt == 'c') {
             char *list = optarg, *tok, *save = NULL;
             ncounts = 0;
@@ -126,7 +98,7 @@ int main(int argc, char **argv)
                     fprintf(stderr, "bench-matmul: -c: at most %d column counts\n", MAX_COLS);
                     return 2;
                 }
-                counts[ncounts++] = arg(tok, 1, 4096, 'c');
+                counts[ncounts++] = bench_arg("bench-matmul", tok, 1, 4096, 'c');
             }
         } else {
             fprintf(stderr, "usage: bench-matmul [-t THREADS] [-k ELEMENTS] [-r ROWS] [-m MIB] [-c COLUMNS,...] "
@@ -175,7 +147,7 @@ int main(int argc, char **argv)
         const int nmat = (int)((((size_t)mib << 20) + bytes - 1) / bytes);
         uint8_t *plain = xalloc(bytes);
         for (int r = 0; r < DISTINCT && r < nrows; r++)
-            for (int64_t i = 0; i < k; i++) src[(size_t)r * (size_t)k + (size_t)i] = next(&seed);
+            for (int64_t i = 0; i < k; i++) src[(size_t)r * (size_t)k + (size_t)i] = bench_next(&seed);
         if (gguf_quantize_rows(t, src, plain, nrows < DISTINCT ? nrows : DISTINCT, k, 1) != GGUF_OK) return 2;
         for (int64_t r = DISTINCT; r < nrows; r++) memcpy(plain + (size_t)r * rb, plain + (size_t)(r % DISTINCT) * rb, rb);
         const int il = gguf_matmul_il_rows(t) > 0;
@@ -190,7 +162,7 @@ int main(int argc, char **argv)
         const size_t a_stride = gguf_matmul_act_size(t, k);
         uint8_t *act = xalloc(a_stride * (size_t)max_cols);
         for (int64_t c = 0; c < max_cols; c++) {
-            for (int64_t i = 0; i < k; i++) src[i] = next(&seed);
+            for (int64_t i = 0; i < k; i++) src[i] = bench_next(&seed);
             if (gguf_matmul_quantize(t, src, act + (size_t)c * a_stride, k) != GGUF_OK) return 2;
         }
         float *out = xalloc(sizeof(float) * (size_t)nrows * (size_t)max_cols);
@@ -203,9 +175,9 @@ int main(int argc, char **argv)
             if (pk && gguf_matmul_pack(t, act, a_stride, k, nc, 0, (nc + 15) / 16, pk) != GGUF_OK) return 2;
             double best = 1e30;
             for (int round = 0; round < ROUNDS; round++) {
-                const double t0 = now();
+                const double t0 = bench_now();
                 for (int m = 0; m < nmat; m++) product(t, w[m], rb, nrows, k, act, a_stride, pk, nc, out, threads, il);
-                const double dt = now() - t0;
+                const double dt = bench_now() - t0;
                 if (dt < best) best = dt;
             }
             /* the last product's bits against the plain rows' */

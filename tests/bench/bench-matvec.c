@@ -33,16 +33,10 @@
 
 #include "gguf/gguf.h"
 #include "quant/quant.h"
+#include "tests/bench/benchutil.h"
 #include "tests/bench/readsum.h"
 
 #define DISTINCT 64 /* rows quantized; the others copies */
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static double gauss(void)
@@ -65,12 +59,10 @@ static void product(uint32_t t, const uint8_t *w, size_t rb, int64_t nrows, int6
     int bad = 0;
 #pragma omp parallel num_threads(threads) reduction(| : bad)
     {
-#ifdef _OPENMP
-        const int64_t id = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        const int64_t id = 0, nt = 1;
-#endif
-        const int64_t groups = nrows / 16, r0 = groups * id / nt * 16, r1 = groups * (id + 1) / nt * 16;
+        int64_t r0, r1;
+        team_share(nrows / 16, &r0, &r1);
+        r0 *= 16;
+        r1 *= 16;
         bad |= (il ? gguf_matmul_il : gguf_matmul)(t, w + (size_t)r0 * rb, rb, r1 - r0, k, act, 0, 1, out + r0,
                                                     (size_t)nrows) != GGUF_OK;
     }
@@ -98,12 +90,12 @@ static void measure(uint32_t t, const uint8_t *w, size_t rb, int64_t nrows, int6
 {
     double best = 1e30, ratio[PASSES];
     for (int pass = 0; pass < PASSES; pass++) {
-        double t0 = now();
+        double t0 = bench_now();
         *sink += read_all((const uint64_t *)(const void *)w, rb * (size_t)nrows / 256 * 32, threads);
-        const double tr = now() - t0;
-        t0 = now();
+        const double tr = bench_now() - t0;
+        t0 = bench_now();
         product(t, w, rb, nrows, k, act, out, threads, il);
-        const double tp = now() - t0;
+        const double tp = bench_now() - t0;
         if (tp < best) best = tp;
         if (tr < *read_best) *read_best = tr;
         ratio[pass] = tr / tp;

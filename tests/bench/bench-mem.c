@@ -21,14 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/bench/benchutil.h"
 #include "tests/bench/readsum.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -58,9 +52,9 @@ int main(int argc, char **argv)
     double best = 1e30;
     uint64_t total = 0;
     for (int pass = 0; pass < 5; pass++) {
-        const double t0 = now();
+        const double t0 = bench_now();
         const uint64_t sum = read_all(buf, n, threads);
-        const double d = now() - t0;
+        const double d = bench_now() - t0;
         if (d < best) best = d;
         total += sum;
     }

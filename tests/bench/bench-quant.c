@@ -28,6 +28,7 @@
 
 #include "gguf/gguf.h"
 #include "quant/quant.h"
+#include "tests/bench/benchutil.h"
 
 /* Q6_K weights of the 1.5b synthetic Q4_K_M model: token_embd (151936 x
  * 1536) and 14 each of attn_v (1536 x 256) and ffn_down (8960 x 1536). */
@@ -39,13 +40,6 @@ static const uint32_t types[] = {
 };
 #define NTYPES (sizeof types / sizeof types[0])
 #define NLEVELS 3
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static uint64_t rng_state = 42;
 
@@ -107,7 +101,7 @@ static double rate(const struct job *j, double min_s)
     double best = 0.0;
     for (int r = 0; r < 3; r++) {
         int64_t reps = 0;
-        double t0 = now(), t;
+        double t0 = bench_now(), t;
         do {
             if (run_once(j) != GGUF_OK) {
                 fprintf(stderr, "bench-quant: %s: conversion failed\n",
@@ -115,7 +109,7 @@ static double rate(const struct job *j, double min_s)
                 exit(2);
             }
             reps++;
-            t = now() - t0;
+            t = bench_now() - t0;
         } while (t < min_s);
         const double w = (double)reps * (double)j->n / t;
         if (w > best) best = w;
