@@ -24,17 +24,11 @@
  */
 #include <config.h>
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "gguf/gguf.h"
 #include "quant/quant.h"
@@ -115,11 +109,7 @@ int main(int argc, char **argv)
         ncounts = 8;
         memcpy(counts, defaults, sizeof defaults);
     }
-#ifdef _OPENMP
-    if (!threads) threads = omp_get_max_threads();
-#else
-    threads = 1;
-#endif
+    threads = team_threads(threads);
     static const char *const default_types[] = {"q4_K", "q5_K", "q6_K", "q4_0", "q5_0", "q8_0"};
     const int ntypes = optind < argc ? argc - optind : 6;
     int64_t max_cols = 0;
@@ -135,7 +125,7 @@ int main(int argc, char **argv)
     printf("   (columns)\n");
 
     uint64_t seed = 0x9e3779b97f4a7c15ull;
-    float *src = xalloc(sizeof(float) * (size_t)k * (size_t)(max_cols > DISTINCT ? max_cols : DISTINCT));
+    float *src = xalloc(sizeof(float) * (size_t)k * DISTINCT); /* DISTINCT rows, or a column */
     for (int ti = 0; ti < ntypes; ti++) {
         const char *name = optind < argc ? argv[optind + ti] : default_types[ti];
         uint32_t t;

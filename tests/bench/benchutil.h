@@ -1,8 +1,9 @@
 /*
  * benchutil.h -- what the benchmarks' C programs share: bench_now() the
  * monotonic clock in seconds, bench_next() deterministic values,
- * bench_arg() a numeric option checked against its range, and
- * team_share() the calling OpenMP thread's contiguous share of n units.
+ * bench_arg() a numeric option checked against its range, team_threads()
+ * the threads of a -t option, and team_share() the calling OpenMP
+ * thread's contiguous share of n units.
  */
 #ifndef GGUF_TESTS_BENCH_BENCHUTIL_H
 #define GGUF_TESTS_BENCH_BENCHUTIL_H
@@ -41,6 +42,18 @@ static inline long bench_arg(const char *me, const char *s, long lo, long hi, ch
         exit(2);
     }
     return v;
+}
+
+/* The threads a -t THREADS option asks for: OpenMP's default for 0, 1
+ * without OpenMP. */
+static inline int team_threads(int threads)
+{
+#ifdef _OPENMP
+    return threads ? threads : omp_get_max_threads();
+#else
+    (void)threads;
+    return 1;
+#endif
 }
 
 /* Units *lo .. *hi - 1 of n: the calling thread's contiguous share, in a

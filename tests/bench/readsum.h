@@ -2,7 +2,7 @@
  * readsum.h -- the read loop of bench-mem.c, shared with bench-matvec.c:
  * sum_wide() and sum_narrow() sum 64-bit words lo .. hi - 1 of a buffer,
  * read_all() all n of them with THREADS OpenMP threads, each a contiguous
- * share; team_threads() the THREADS of a -t option.
+ * share.
  */
 #ifndef GGUF_TESTS_BENCH_READSUM_H
 #define GGUF_TESTS_BENCH_READSUM_H
@@ -49,18 +49,6 @@ static uint64_t sum_narrow(const uint64_t *buf, size_t lo, size_t hi)
     return s[0][0] + s[0][1] + s[1][0] + s[1][1] + s[2][0] + s[2][1] + s[3][0] + s[3][1];
 }
 
-
-/* The threads a -t THREADS option asks for: OpenMP's default for 0, 1
- * without OpenMP. */
-static int team_threads(int threads)
-{
-#ifdef _OPENMP
-    return threads ? threads : omp_get_max_threads();
-#else
-    (void)threads;
-    return 1;
-#endif
-}
 
 /* The sum of words 0 .. n - 1 of buf (n a multiple of 32), threads
  * contiguous shares each, with the widest loads the CPU has. */
