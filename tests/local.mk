@@ -323,13 +323,14 @@ EXTRA_DIST += tests/test-sigbus.sh tests/test-fault.sh tests/test-fault-common.s
 # fault-injection tests, whose LD_PRELOAD shim memcheck cannot host.
 # memcheck's reports (lines "==PID== ...") fail the target, and so does a
 # run in which no tool ran under it.  qwen-run runs the scalar kernels
-# there, except in test-qwen-run.sh (tests/tool.sh says why).  The longest
-# test goes first, so that the others share the machine with it rather
-# than leave it alone at the end.
+# there, except in test-qwen-run.sh (tests/tool.sh says why).  The two
+# longest tests go first (about 5 and 4 minutes on two cores), so that the
+# others share the machine with them rather than leave one alone at the end.
+VALGRIND_FIRST = tests/test-qwen-run.sh tests/test-qwen-run-pipe.sh
 check-valgrind: all
 	rm -rf valgrind-logs && mkdir valgrind-logs
-	list=tests/test-qwen-run.sh; for t in $(TESTS); do case $$t in \
-	  *-real.sh|tests/test-sigbus.sh|tests/test-fault.sh|tests/test-qwen-run.sh) ;; \
+	list="$(VALGRIND_FIRST)"; for t in $(TESTS); do case " $(VALGRIND_FIRST) " in *" $$t "*) continue ;; esac; case $$t in \
+	  *-real.sh|tests/test-sigbus.sh|tests/test-fault.sh) ;; \
 	  *.sh) list="$$list $$t" ;; esac; done; \
 	GGUF_TEST_VALGRIND="$$(cd valgrind-logs && pwd)" GGUF_TEST_VALGRIND_SIMD=scalar \
 	  $(MAKE) $(AM_MAKEFLAGS) check TESTS="$${VALGRIND_TESTS:-$$list}"; st=$$?; \
