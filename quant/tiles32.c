@@ -50,8 +50,10 @@
 
 /* One Q8_0 block of sixteen columns, packed. */
 struct act32 {
-    int8_t q[8][64]; /* [t][4c + j] = byte 4t + j of column c */
-    float d[16];     /* [c] = d of column c (0 past the last column) */
+    int8_t q[8][64];  /* [t][4c + j] = byte 4t + j of column c */
+    float d[16];      /* [c] = d of column c (0 past the last column) */
+    int32_t bias[16]; /* [c] = -128 times the sum of column c's bytes: where
+                       * VNNI's sums start (its weights are q + 128) */
 };
 _Static_assert(sizeof(struct act32) % 64 == 0, "packed blocks stay aligned");
 
@@ -96,7 +98,14 @@ static void pack_blocks(struct act32 *pb, const uint8_t *act, size_t act_stride,
         }
         transpose16(r, out);
         for (int j = 0; j <= two; j++) {
-            for (int t = 0; t < 8; t++) _mm512_store_si512(pb[i + j].q[t], out[8 * j + t]);
+            __m512i sums = _mm512_setzero_si512(); /* each column's, a dword lane */
+            for (int t = 0; t < 8; t++) {
+                const __m512i q = out[8 * j + t];
+                _mm512_store_si512(pb[i + j].q[t], q);
+                const __m512i pairs = _mm512_maddubs_epi16(_mm512_set1_epi8(1), q);
+                sums = _mm512_add_epi32(sums, _mm512_madd_epi16(pairs, _mm512_set1_epi16(1)));
+            }
+            _mm512_store_si512(pb[i + j].bias, _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sums, 7)));
             for (int c = 0; c < PANEL; c++) {
                 const struct gq_block_q8_0 *a = (const struct gq_block_q8_0 *)(act + (size_t)c * act_stride) + i0 + i + j;
                 pb[i + j].d[c] = c < nc ? h2f(a->d) : 0.0f;
@@ -119,8 +128,19 @@ void gq_pack32(const void *act, size_t act_stride, int64_t k, int64_t ncols, int
 }
 #endif
 
+/* A block's weights of sixteen rows, 512 bytes: with AMX, the tile's rows
+ * (row r's 32 bytes at 32 r); with VNNI, quads of rows side by side, as
+ * the interleaved rows hold them (quad t of row r at 64 t + 4 r), so that
+ * vnni_rows4() broadcasts each and interleaved rows need no transpose. */
+#ifdef GQ_PANEL_AMX
+#define W_QUAD(wb, r, t) ((wb)[r] + 4 * (t))
+#else
+#define W_QUAD(wb, r, t) ((const int8_t *)(wb) + 64 * (t) + 4 * (r))
+#endif
+
 /* Blocks i0 .. i0 + n - 1 of the rows at w (stride w_stride; nr real ones,
- * the others zero) as signed bytes wq[i - i0][r] and scales wd[i - i0][r]. */
+ * the others zero) as signed bytes (VNNI: plus 128) in wq[i - i0] (as
+ * W_QUAD() reads them) and scales wd[i - i0][r]. */
 static inline __attribute__((always_inline)) void
 unpack_rows(int8_t (*wq)[TR][32], float (*wd)[TR], const uint8_t *w, size_t w_stride, int nr, int64_t i0,
             int n, const int type)
@@ -138,10 +158,12 @@ unpack_rows(int8_t (*wq)[TR][32], float (*wd)[TR], const uint8_t *w, size_t w_st
                 else
                     x = q8_0_weights(row, (int)(i0 + i), &d, &m);
             }
-#ifndef GQ_PANEL_AMX
-            x = _mm256_xor_si256(x, _mm256_set1_epi8((char)0x80)); /* q + 128, unsigned */
-#endif
+#ifdef GQ_PANEL_AMX
             _mm256_store_si256((__m256i *)wq[i][r], x);
+#else
+            x = _mm256_xor_si256(x, _mm256_set1_epi8((char)0x80)); /* q + 128, unsigned */
+            _mm256_i32scatter_epi32((int *)wq[i] + r, _mm256_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112), x, 4);
+#endif
             wd[i][r] = d;
         }
     }
@@ -162,12 +184,17 @@ static inline __attribute__((always_inline)) void unpack_rows_il(int8_t (*wq)[TR
     const __m512i to = _mm512_set1_epi8((char)(128 - (1 << il32_log2_offset(type))));
 #endif
     for (int i = 0; i < n; i++, c += GQ_IL16_ROWS * bb) {
-        __m512i v[16], rows[16];
+        __m512i v[16];
         il32_weights(c, v, type);
         for (int t = 0; t < 8; t++) v[t] = _mm512_add_epi8(v[t], to);
+#ifdef GQ_PANEL_AMX
+        __m512i rows[16];
         for (int t = 8; t < 16; t++) v[t] = _mm512_setzero_si512();
         transpose16(v, rows); /* rows[r] lanes 0 .. 7: row r's quads */
         for (int r = 0; r < TR; r++) _mm256_store_si256((__m256i *)wq[i][r], _mm512_castsi512_si256(rows[r]));
+#else
+        for (int t = 0; t < 8; t++) _mm512_store_si512((int8_t *)wq[i] + 64 * t, v[t]);
+#endif
         _mm512_storeu_ps(wd[i], _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)c)));
     }
 }
@@ -229,9 +256,9 @@ static inline __attribute__((always_inline)) void panel_blocks(__m512 *acc, cons
 }
 #else
 /* Rows 0 .. 3 of acc (16 columns each) += the steps of block a times the
- * weight rows wq, wd (bytes q + 128): the integer sums by vpdpbusd from
- * `bias`, then block_step(). */
-static inline __attribute__((always_inline)) void vnni_rows4(__m512 *acc, const int8_t (*wq)[32],
+ * weight rows r0 .. r0 + 3 of wq (bytes q + 128) and wd: the integer sums
+ * by vpdpbusd from `bias`, then block_step(). */
+static inline __attribute__((always_inline)) void vnni_rows4(__m512 *acc, const int8_t (*wq)[32], int r0,
                                                             const float *wd, const struct act32 *a,
                                                             __m512i bias)
 {
@@ -242,7 +269,7 @@ static inline __attribute__((always_inline)) void vnni_rows4(__m512 *acc, const 
         _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++)
         {
             int32_t q;
-            memcpy(&q, wq[r] + 4 * t, 4);
+            memcpy(&q, W_QUAD(wq, r0 + r, t), 4);
             s[r] = _mm512_dpbusd_epi32(s[r], _mm512_set1_epi32(q), y);
         }
     }
@@ -250,18 +277,16 @@ static inline __attribute__((always_inline)) void vnni_rows4(__m512 *acc, const 
     _Pragma("GCC unroll 4") for (int r = 0; r < 4; r++) acc[r] = block_step(acc[r], s[r], wd[r], da);
 }
 
-/* panel_blocks() with VNNI, the same steps: per block, -128 times each
- * column's activation sum, then the rows four at a time. */
+/* panel_blocks() with VNNI, the same steps: per block, from -128 times
+ * each column's activation sum (made once, when the block is packed), the
+ * rows four at a time. */
 static inline __attribute__((always_inline)) void panel_blocks(__m512 *acc, const int8_t (*wq)[TR][32],
                                                               const float (*wd)[TR], int n,
                                                               const struct act32 *a, int nr)
 {
     for (int i = 0; i < n; i++) {
-        __m512i sums = _mm512_setzero_si512();
-        _Pragma("GCC unroll 8") for (int t = 0; t < 8; t++)
-            sums = _mm512_dpbusd_epi32(sums, _mm512_set1_epi8(1), _mm512_load_si512(a[i].q[t]));
-        const __m512i bias = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(sums, 7));
-        for (int r = 0; r < nr; r += 4) vnni_rows4(acc + r, wq[i] + r, wd[i] + r, a + i, bias);
+        const __m512i bias = _mm512_load_si512(a[i].bias);
+        for (int r = 0; r < nr; r += 4) vnni_rows4(acc + r, wq[i], r, wd[i] + r, a + i, bias);
     }
 }
 #endif
