@@ -173,6 +173,13 @@ static inline const uint8_t *gq_il_chunk(const uint8_t *w, size_t w_stride, int6
  * sixteen rows, lane by lane, with no folding.  The rows past the last
  * whole group are plain. */
 #define GQ_IL32_FEW 4 /* columns gq_columns_il32() takes at a time */
+/* Columns from which Q4_0, Q5_0 and Q8_0 on interleaved rows take packed
+ * input with VNNI below the amx level: fewer go faster on the plain input,
+ * gq_columns_il32() (bench-matmul, 2 threads, 4864 x 1536 Q5_0: 6 / 8 /
+ * 12 columns 166 / 191-195 / 206-211 GMAC/s against 64-95 / 123-125 /
+ * 154-157 packed; 16: 172-197 against 153-180; 24 and 32 alike; 64: 225-234
+ * against 273-280). */
+#define GQ_IL32_PACK_MIN 16
 /* Whether wtype interleaves that way. */
 static inline int gq_il32_type(uint32_t wtype)
 {

@@ -355,6 +355,7 @@ int gguf_matmul_il(uint32_t wtype, const void *w, size_t w_stride, int64_t nrows
 static size_t pack_size_il_at(int level, uint32_t wtype, int64_t k, int64_t ncols)
 {
     if (!il_rows_at(level, wtype)) return 0;
+    if (gq_il32_type(wtype) && level < GGUF_SIMD_AMX && ncols < GQ_IL32_PACK_MIN) return 0;
     if (gq_il32_type(wtype) || kpack_at(level, wtype)) return gguf_matmul_pack_size(wtype, k, ncols);
 #ifdef GQ_HAVE_AMX
     /* the K-quants: the tiles' block products, from where they pay */

@@ -512,7 +512,9 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
                                  (k_quant && !vnni && nc >= GQ_KPACK_MIN);
             const size_t psz_il = gguf_matmul_pack_size_il(t, k, nc);
             void *pk = NULL;
-            CHECK(psz_il == (q32 || k_packed ? psz : 0), "%s at %s: packed size %zu on interleaved rows", ti.name,
+            /* Q4_0, Q5_0 and Q8_0 below the amx level from GQ_IL32_PACK_MIN */
+            const int q32_packed = q32 && (l == GGUF_SIMD_AMX || nc >= GQ_IL32_PACK_MIN);
+            CHECK(psz_il == (q32_packed || k_packed ? psz : 0), "%s at %s: packed size %zu on interleaved rows", ti.name,
                   gguf_simd_name(l), psz_il);
             if (psz_il) {
                 pk = aligned_alloc(64, (psz_il + 63) / 64 * 64);
