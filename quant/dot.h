@@ -178,8 +178,11 @@ static inline const uint8_t *gq_il_chunk(const uint8_t *w, size_t w_stride, int6
  * gq_columns_il32() (bench-matmul, 2 threads, 4864 x 1536 Q5_0: 6 / 8 /
  * 12 columns 166 / 191-195 / 206-211 GMAC/s against 64-95 / 123-125 /
  * 154-157 packed; 16: 172-197 against 153-180; 24 and 32 alike; 64: 225-234
- * against 273-280). */
-#define GQ_IL32_PACK_MIN 16
+ * against 273-280.  The real 0.5B, qwen-run --parallel N, 32 lines: N = 16
+ * 347-379 tok/s against 280-286, N = 24 354-374 against 337-342, N = 32
+ * 381-413 against 371-379; prompts of 37 tokens alike, of 65 tokens 582-585
+ * against 640-648). */
+#define GQ_IL32_PACK_MIN 32
 /* Whether wtype interleaves that way. */
 static inline int gq_il32_type(uint32_t wtype)
 {

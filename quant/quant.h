@@ -220,7 +220,7 @@ GGUF_API int gguf_matmul_packed(uint32_t wtype, const void *w, size_t w_stride, 
  *     below nrows rounded down to a multiple of 16 are read as groups,
  *     the others as plain rows, so a call takes whole groups, or
  *     runs to the end of the matrix.  Packed input serves Q4_0, Q5_0 and
- *     Q8_0 (below the amx level from 16 columns: fewer go faster on the
+ *     Q8_0 (below the amx level from 32 columns: fewer go faster on the
  *     plain input), at the amx level Q4_K and Q5_K from 49 columns, Q6_K
  *     from 33, where the tiles' products of whole blocks pay, and without
  *     VNNI (avx2) the K-quants from 6 columns: the K-quants' other

@@ -575,6 +575,9 @@ static void test_matmul(void)
         /* avx2, many columns: groups, runs of their blocks unpacked, and a
          * partial last four columns; runs of four columns (IL2W_ACT) */
         if (bs == 32) check_matmul(t, 50, 40 * 32, 23, 0);
+        /* with VNNI, packed input from GQ_IL32_PACK_MIN: two whole panels
+         * and one of 13 columns (four at a time, then one) */
+        if (bs == 32) check_matmul(t, 50, 40 * 32, 45, 0);
         if (bs == 32) check_matmul(t, 17, 1000 * 32, 9, 0);
         /* panels of 16 columns and a partial one, activations repacked in
          * chunks of blocks, more rows than one pass takes */
