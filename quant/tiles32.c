@@ -200,11 +200,13 @@ static inline __attribute__((always_inline)) void unpack_rows_il(int8_t (*wq)[TR
     }
 }
 
-/* acc (a row's 16 columns) + the steps of one block from its integer sums
- * isum, the row's scale dw and the columns' da. */
-static inline __m512 block_step(__m512 acc, __m512i isum, float dw, __m512 da)
+/* acc + the steps of one block from its integer sums isum, the weight
+ * rows' scales dw and the columns' da, lane by lane (AMX: a row's sixteen
+ * columns, dw the row's scale in every lane; VNNI: a column's sixteen
+ * rows, da the column's scale in every lane). */
+static inline __m512 block_step(__m512 acc, __m512i isum, __m512 dw, __m512 da)
 {
-    const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(dw));
+    const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(isum), dw);
     return _mm512_fmadd_ps(t, da, acc);
 }
 
@@ -215,7 +217,8 @@ static inline __attribute__((always_inline)) void drain(__m512 *acc, const int32
                                                         const float *dw, const float *da)
 {
     const __m512 a = _mm512_load_ps(da);
-    _Pragma("GCC unroll 16") for (int r = 0; r < TR; r++) acc[r] = block_step(acc[r], _mm512_load_si512(c[r]), dw[r], a);
+    _Pragma("GCC unroll 16") for (int r = 0; r < TR; r++) acc[r] =
+        block_step(acc[r], _mm512_load_si512(c[r]), _mm512_set1_ps(dw[r]), a);
 }
 #endif
 
@@ -288,13 +291,11 @@ vnni_columns(const int8_t (*wq)[TR][32], const float (*wd)[TR], int n, const str
             }
         }
         const __m512 dw = _mm512_loadu_ps(wd[i]);
-        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++)
-        {
-            const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(s[c]), dw); /* block_step() */
-            acc[c] = _mm512_fmadd_ps(t, _mm512_set1_ps(a[i].d[c0 + c]), acc[c]);
-        }
+        _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) acc[c] =
+            block_step(acc[c], s[c], dw, _mm512_set1_ps(a[i].d[c0 + c]));
     }
-    _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) _mm512_mask_storeu_ps(out + (size_t)c * out_stride, rows, acc[c]);
+    _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++)
+        _mm512_mask_storeu_ps(out + (size_t)c * out_stride, rows, acc[c]);
 }
 #endif
 

@@ -657,8 +657,11 @@ static uint32_t tensor_type(const struct wtype *wt, const struct tspec *t, const
     if (t->kind != K_WEIGHT) return GGUF_T_F32;
     if (!wt->quantized) return wt->ggml_type;
     if (wt->mix) {
-        const struct preset_model m = {sh->n_layer, sh->n_head / sh->n_head_kv, tied, 0, GGUF_T_COUNT,
-                                       GGUF_T_COUNT};
+        const struct preset_model m = {.n_layer = sh->n_layer,
+                                       .n_gqa = sh->n_head / sh->n_head_kv,
+                                       .tied = tied,
+                                       .output_type = GGUF_T_COUNT,
+                                       .embd_type = GGUF_T_COUNT};
         return preset_tensor_type(wt->mix, &m, t->name, strlen(t->name), t->n_dims, t->ne[0], GGUF_T_F32);
     }
     return fallback_type(wt->ggml_type, t->ne[0]);

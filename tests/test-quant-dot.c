@@ -514,8 +514,8 @@ static void check_matmul(uint32_t t, int nr, int k, int nc, int raw)
             void *pk = NULL;
             /* Q4_0, Q5_0 and Q8_0 below the amx level from GQ_IL32_PACK_MIN */
             const int q32_packed = q32 && (l == GGUF_SIMD_AMX || nc >= GQ_IL32_PACK_MIN);
-            CHECK(psz_il == (q32_packed || k_packed ? psz : 0), "%s at %s: packed size %zu on interleaved rows", ti.name,
-                  gguf_simd_name(l), psz_il);
+            CHECK(psz_il == (q32_packed || k_packed ? psz : 0), "%s at %s: packed size %zu on interleaved rows",
+                  ti.name, gguf_simd_name(l), psz_il);
             if (psz_il) {
                 pk = aligned_alloc(64, (psz_il + 63) / 64 * 64);
                 if (!pk) HARD_ERROR("out of memory");
