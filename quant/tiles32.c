@@ -128,20 +128,15 @@ void gq_pack32(const void *act, size_t act_stride, int64_t k, int64_t ncols, int
 }
 #endif
 
-/* A block's weights of sixteen rows, 512 bytes: with AMX, the tile's rows
- * (row r's 32 bytes at 32 r); with VNNI, quads of rows side by side, as
- * the interleaved rows hold them (quad t of row r at 64 t + 4 r), so that
- * vnni_columns() loads a quad of sixteen rows as one vector and
+/* A block's weights of sixteen rows, wq[i], 512 bytes: with AMX, the
+ * tile's rows (row r's 32 bytes at 32 r); with VNNI, quads of rows side by
+ * side, as the interleaved rows hold them (quad t of row r at 64 t + 4 r),
+ * so that vnni_columns() loads a quad of sixteen rows as one vector and
  * interleaved rows need no transpose. */
-#ifdef GQ_PANEL_AMX
-#define W_QUAD(wb, r, t) ((wb)[r] + 4 * (t))
-#else
-#define W_QUAD(wb, r, t) ((const int8_t *)(wb) + 64 * (t) + 4 * (r))
-#endif
 
 /* Blocks i0 .. i0 + n - 1 of the rows at w (stride w_stride; nr real ones,
- * the others zero) as signed bytes (VNNI: plus 128) in wq[i - i0] (as
- * W_QUAD() reads them) and scales wd[i - i0][r]. */
+ * the others zero) as signed bytes (VNNI: plus 128) in wq[i - i0] (laid
+ * out as above) and scales wd[i - i0][r]. */
 static inline __attribute__((always_inline)) void
 unpack_rows(int8_t (*wq)[TR][32], float (*wd)[TR], const uint8_t *w, size_t w_stride, int nr, int64_t i0,
             int n, const int type)
@@ -282,7 +277,7 @@ vnni_columns(const int8_t (*wq)[TR][32], const float (*wd)[TR], int n, const str
         _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++) s[c] = _mm512_set1_epi32(a[i].bias[c0 + c]);
         _Pragma("GCC unroll 8") for (int t = 0; t < 8; t++)
         {
-            const __m512i x = _mm512_load_si512(W_QUAD(wq[i], 0, t));
+            const __m512i x = _mm512_load_si512((const int8_t *)wq[i] + 64 * t);
             _Pragma("GCC unroll 4") for (int c = 0; c < nc; c++)
             {
                 int32_t y;
