@@ -15,6 +15,7 @@
 static void out_and_ffn(struct cpu_state *s, const qwen_layer *L, uint32_t n)
 {
     const qwen_config *c = &s->m->config;
+    if (n == 0) return;
     const struct cpu_product wo = {&L->wo, s->xb};
     cpu_matmul(s, s->ao, n, &wo, 1);
     cpu_add(s, s->x, s->xb, n);
@@ -26,6 +27,27 @@ static void out_and_ffn(struct cpu_state *s, const qwen_layer *L, uint32_t n)
     const struct cpu_product down = {&L->w_down, s->xb};
     cpu_matmul(s, s->gate, n, &down, 1);
     cpu_add(s, s->x, s->xb, n);
+}
+
+/* The rows that the rest of layer l works on: all of the batch's, but in
+ * the last layer only those that want logits, gathered in order in s->ao
+ * and s->x (nothing after that layer reads the others' rows: their keys
+ * and values are in the cache by then).  A prompt's last layer so takes
+ * its output projection and feed-forward for one row, not for all. */
+static uint32_t rows_onward(struct cpu_state *s, uint32_t l, const qwen_batch *b)
+{
+    const qwen_config *c = &s->m->config;
+    if (l + 1 < c->n_layer) return b->n;
+    uint32_t n = 0;
+    for (uint32_t t = 0; t < b->n; t++)
+        if (b->logits[t]) {
+            if (n != t) {
+                memcpy(s->x + (uint64_t)n * c->n_embd, s->x + (uint64_t)t * c->n_embd, c->n_embd * sizeof *s->x);
+                memcpy(s->ao + (uint64_t)n * c->n_q, s->ao + (uint64_t)t * c->n_q, c->n_q * sizeof *s->ao);
+            }
+            n++;
+        }
+    return n;
 }
 
 /* Q, K, V of the normed input. */
@@ -45,7 +67,7 @@ static void qwen2_layer(struct cpu_state *s, uint32_t l, const qwen_batch *b)
     cpu_rope_qk(s, b->n);
     cpu_store_kv(s, l, b);
     cpu_attention(s, l, b);
-    out_and_ffn(s, L, b->n);
+    out_and_ffn(s, L, rows_onward(s, l, b));
 }
 
 /* qwen3: no biases; each head of Q and K normed before RoPE. */
@@ -58,7 +80,7 @@ static void qwen3_layer(struct cpu_state *s, uint32_t l, const qwen_batch *b)
     cpu_rope_qk(s, b->n);
     cpu_store_kv(s, l, b);
     cpu_attention(s, l, b);
-    out_and_ffn(s, L, b->n);
+    out_and_ffn(s, L, rows_onward(s, l, b));
 }
 
 cpu_layer_fn cpu_graph_layer(const qwen_arch *a)
@@ -85,13 +107,9 @@ void cpu_decode_step(struct cpu_state *s, const qwen_batch *b, float *logits)
     cpu_rope_angles(s, b);
     for (uint32_t l = 0; l < c->n_layer; l++) s->layer(s, l, b);
 
-    /* The rows that want logits, gathered in order. */
+    /* the last layer left the rows that want logits first (rows_onward()) */
     uint32_t n_out = 0;
-    for (uint32_t t = 0; t < b->n; t++)
-        if (b->logits[t]) {
-            if (n_out != t) memcpy(s->x + n_out * e, s->x + t * e, e * sizeof *s->x);
-            n_out++;
-        }
+    for (uint32_t t = 0; t < b->n; t++) n_out += b->logits[t] != 0;
     if (n_out == 0) return;
     cpu_rmsnorm_rows(s, s->xb, s->x, w->output_norm, n_out);
     const struct cpu_product out = {&w->output, logits};
