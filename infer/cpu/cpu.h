@@ -27,7 +27,8 @@ enum { CPU_ACT_Q8_K, CPU_ACT_Q8_0, CPU_ACT_Q8_1, CPU_N_ACT };
 struct cpu_state;
 
 /* One layer of an architecture's graph for the batch b: reads and updates
- * the residual stream s->x. */
+ * the residual stream s->x (the last layer leaves in it only the rows
+ * that want logits, in order: graph.c). */
 typedef void (*cpu_layer_fn)(struct cpu_state *s, uint32_t l, const qwen_batch *b);
 
 struct cpu_state {
