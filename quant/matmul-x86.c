@@ -1383,10 +1383,10 @@ static void ilk_columns_q6_k_wide(const uint8_t *w, size_t w_stride, int64_t gro
  * ilk_columns_q6_k_wide()): a product's output beyond the L2 cache (a
  * column of 8960 rows a page apart from the next) otherwise slowed the
  * kernel by a tenth (measured by storing every group's sums to the same
- * lines instead: as fast as the prefetch).  One thread, 8960 x 1536, 128 columns: Q4_K 145-148 ->
- * 160-161 GMAC/s (256 rows: 168-170 either way), Q5_K 130 -> 144, Q6_K
- * 132 -> 137-139; two threads (bench-matmul): Q4_K 282-295 -> 307-318,
- * Q6_K 255-258 -> 268-271. */
+ * lines instead: as fast as the prefetch).  One thread, 8960 x 1536, 128
+ * columns: Q4_K 145-148 -> 160-161 GMAC/s (256 rows: 168-170 either
+ * way), Q5_K 130 -> 144, Q6_K 132 -> 137-139; two threads (bench-matmul):
+ * Q4_K 282-295 -> 307-318, Q6_K 255-258 -> 268-271. */
 static inline __attribute__((always_inline)) void
 ilk_columns(const uint8_t *w, size_t w_stride, int64_t groups, int nb, const uint8_t *act, size_t act_stride,
             int64_t c0, float *out, size_t out_stride, const int nc, const int type)
